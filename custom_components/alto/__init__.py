@@ -1,0 +1,1 @@
+"""Alto: a conversation agent with an honest memory and guarded hands."""
