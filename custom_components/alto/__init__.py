@@ -1,1 +1,50 @@
 """Alto: a conversation agent with an honest memory and guarded hands."""
+
+from __future__ import annotations
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import ConfigType
+
+from .const import CONF_REQUEST_TIMEOUT, CONF_URL, DEFAULT_REQUEST_TIMEOUT, DOMAIN
+from .coordinator import ModelCoordinator
+from .model_client import close_client, make_client
+from .runtime import AltoConfigEntry, AltoRuntime
+
+PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.CONVERSATION]
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Nothing to set up before config entries."""
+    return True
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
+    """Connect to Ollama (retried by HA while it is unreachable) and add the platforms."""
+    timeout = float(entry.options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
+    client = make_client(entry.data[CONF_URL], timeout)
+    coordinator = ModelCoordinator(hass, entry, client)
+    try:
+        await coordinator.async_config_entry_first_refresh()
+    except Exception:
+        await close_client(client)
+        raise
+    entry.runtime_data = AltoRuntime(client=client, coordinator=coordinator)
+    entry.async_on_unload(entry.add_update_listener(_async_update_listener))
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    return True
+
+
+async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
+    """Unload the platforms and close the HTTP pool."""
+    if not await hass.config_entries.async_unload_platforms(entry, PLATFORMS):
+        return False
+    await close_client(entry.runtime_data.client)
+    return True
+
+
+async def _async_update_listener(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
+    """Options changed: reload so every part sees them."""
+    await hass.config_entries.async_reload(entry.entry_id)

@@ -1,0 +1,237 @@
+"""Config, options and reconfigure flows for Alto."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import voluptuous as vol
+
+from homeassistant.config_entries import (
+    ConfigEntry,
+    ConfigFlow,
+    ConfigFlowResult,
+    OptionsFlow,
+)
+from homeassistant.core import callback
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+)
+
+from .const import (
+    CONF_ACTION_MODEL,
+    CONF_ASSISTANT_NAME,
+    CONF_EMBEDDING_MODEL,
+    CONF_KEEP_ALIVE,
+    CONF_MAX_HISTORY,
+    CONF_MODEL,
+    CONF_NUM_CTX,
+    CONF_PLAIN_REPLY_FALLBACK,
+    CONF_PROMPT,
+    CONF_REQUEST_TIMEOUT,
+    CONF_URL,
+    DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_HISTORY,
+    DEFAULT_NUM_CTX,
+    DEFAULT_PLAIN_REPLY_FALLBACK,
+    DEFAULT_PROMPT,
+    DEFAULT_REQUEST_TIMEOUT,
+    DOMAIN,
+    LOGGER,
+    MAX_MAX_HISTORY,
+    MAX_NUM_CTX,
+    MIN_NUM_CTX,
+    PROBE_TIMEOUT,
+)
+from .model_client import close_client, list_models, make_client
+
+DEFAULT_URL = "http://127.0.0.1:11434"
+TITLE = "Alto"
+
+
+async def _probe(url: str) -> tuple[list[str], str | None]:
+    """Served model names at `url` and an error key (`invalid_url`, `cannot_connect`, …)."""
+    try:
+        cv.url(url)
+    except vol.Invalid:
+        return [], "invalid_url"
+    client = make_client(url, PROBE_TIMEOUT)
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            models = await list_models(client)
+    except Exception as err:  # noqa: BLE001 - any failure to list models is "cannot connect"
+        LOGGER.debug("Probing %s failed: %s", url, err)
+        return [], "cannot_connect"
+    finally:
+        await close_client(client)
+    if not models:
+        return [], "no_models"
+    return [m.name for m in models], None
+
+
+def _url_schema(default: str) -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(CONF_URL, default=default): TextSelector(
+                TextSelectorConfig(type=TextSelectorType.URL)
+            )
+        }
+    )
+
+
+def _models_schema(models: list[str], current: dict[str, Any]) -> vol.Schema:
+    select = SelectSelector(
+        SelectSelectorConfig(options=models, mode=SelectSelectorMode.DROPDOWN, sort=True)
+    )
+
+    def default(key: str) -> dict[str, Any]:
+        value = current.get(key)
+        return {"default": value} if value in models else {}
+
+    chat_default = default(CONF_MODEL) or {"default": models[0]}
+    return vol.Schema(
+        {
+            vol.Required(CONF_MODEL, **chat_default): select,
+            vol.Required(CONF_EMBEDDING_MODEL, **(default(CONF_EMBEDDING_MODEL) or chat_default)): (
+                select
+            ),
+            vol.Optional(CONF_ACTION_MODEL, **default(CONF_ACTION_MODEL)): select,
+        }
+    )
+
+
+class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
+    """Ask for the Ollama URL, test it, then offer its models."""
+
+    VERSION = 1
+
+    def __init__(self) -> None:
+        """Remember the URL and its models between steps."""
+        self._url = ""
+        self._models: list[str] = []
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Ask for the Ollama URL."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            url = user_input[CONF_URL].strip()
+            self._async_abort_entries_match({CONF_URL: url})
+            self._models, error = await _probe(url)
+            if error is None:
+                self._url = url
+                return await self.async_step_models()
+            errors["base"] = error
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(
+                _url_schema(DEFAULT_URL), user_input or {}
+            ),
+            errors=errors,
+        )
+
+    async def async_step_models(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Pick the chat, embedding and (optional) action models."""
+        if user_input is None:
+            return self.async_show_form(
+                step_id="models", data_schema=_models_schema(self._models, {})
+            )
+        title = TITLE if not self._async_current_entries() else f"{TITLE} ({self._url})"
+        return self.async_create_entry(title=title, data={CONF_URL: self._url, **user_input})
+
+    async def async_step_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Change the URL (tested again)."""
+        entry = self._get_reconfigure_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            url = user_input[CONF_URL].strip()
+            if url != entry.data[CONF_URL]:
+                self._async_abort_entries_match({CONF_URL: url})
+            self._models, error = await _probe(url)
+            if error is None:
+                self._url = url
+                return await self.async_step_reconfigure_models()
+            errors["base"] = error
+        return self.async_show_form(
+            step_id="reconfigure",
+            data_schema=_url_schema((user_input or entry.data)[CONF_URL]),
+            errors=errors,
+        )
+
+    async def async_step_reconfigure_models(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Pick the models again; the entry reloads with the new data."""
+        entry = self._get_reconfigure_entry()
+        if user_input is None:
+            return self.async_show_form(
+                step_id="reconfigure_models",
+                data_schema=_models_schema(self._models, dict(entry.data)),
+            )
+        return self.async_update_reload_and_abort(
+            entry, data={CONF_URL: self._url, **user_input}
+        )
+
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """The options flow."""
+        return AltoOptionsFlow()
+
+
+def _number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
+    return NumberSelector(
+        NumberSelectorConfig(min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX)
+    )
+
+
+class AltoOptionsFlow(OptionsFlow):
+    """Prompt, history, context window, keep-alive, timeout and the plain-reply fallback."""
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """One form with every option."""
+        if user_input is not None:
+            return self.async_create_entry(data=user_input)
+        options = self.config_entry.options
+        schema = vol.Schema(
+            {
+                vol.Optional(
+                    CONF_PROMPT, default=options.get(CONF_PROMPT, DEFAULT_PROMPT)
+                ): TextSelector(TextSelectorConfig(multiline=True)),
+                vol.Optional(
+                    CONF_ASSISTANT_NAME,
+                    description={"suggested_value": options.get(CONF_ASSISTANT_NAME)},
+                ): TextSelector(),
+                vol.Optional(
+                    CONF_MAX_HISTORY, default=options.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY)
+                ): _number(0, MAX_MAX_HISTORY),
+                vol.Optional(
+                    CONF_NUM_CTX, default=options.get(CONF_NUM_CTX, DEFAULT_NUM_CTX)
+                ): _number(MIN_NUM_CTX, MAX_NUM_CTX, 1024),
+                vol.Optional(
+                    CONF_KEEP_ALIVE, default=options.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE)
+                ): _number(-1, 86400),
+                vol.Optional(
+                    CONF_REQUEST_TIMEOUT,
+                    default=options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT),
+                ): _number(5, 600),
+                vol.Optional(
+                    CONF_PLAIN_REPLY_FALLBACK,
+                    default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
+                ): BooleanSelector(),
+            }
+        )
+        return self.async_show_form(step_id="init", data_schema=schema)

@@ -1,0 +1,43 @@
+"""Constants for the Alto integration."""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+DOMAIN: Final = "alto"
+LOGGER = logging.getLogger(__package__)
+
+# Config entry data (exactly these keys).
+CONF_URL: Final = "url"
+CONF_MODEL: Final = "model"
+CONF_EMBEDDING_MODEL: Final = "embedding_model"
+CONF_ACTION_MODEL: Final = "action_model"
+
+# Options.
+CONF_PROMPT: Final = "prompt"
+CONF_ASSISTANT_NAME: Final = "assistant_name"
+CONF_MAX_HISTORY: Final = "max_history"
+CONF_NUM_CTX: Final = "num_ctx"
+CONF_KEEP_ALIVE: Final = "keep_alive"
+CONF_PLAIN_REPLY_FALLBACK: Final = "plain_reply_fallback"
+CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+
+DEFAULT_PROMPT: Final = (
+    "You are a warm, concise voice assistant for the people who live in this home. "
+    "Answer briefly, the way a thoughtful housemate would."
+)
+DEFAULT_MAX_HISTORY: Final = 20
+DEFAULT_NUM_CTX: Final = 8192
+DEFAULT_KEEP_ALIVE: Final = -1  # seconds; -1 keeps the model loaded
+DEFAULT_PLAIN_REPLY_FALLBACK: Final = True
+DEFAULT_REQUEST_TIMEOUT: Final = 60.0  # seconds; the ollama client never times out by default
+
+MIN_NUM_CTX: Final = 2048
+MAX_NUM_CTX: Final = 131072
+MAX_MAX_HISTORY: Final = 200
+
+# How often the model's availability is polled (GET /api/tags) so it recovers on its own.
+HEALTH_POLL_SECONDS: Final = 60
+# Timeout of the set-up and health probes (seconds).
+PROBE_TIMEOUT: Final = 10.0

@@ -1,0 +1,61 @@
+"""The Alto conversation agent: a thin entity; the turn lives in turn.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from homeassistant.components import assist_pipeline, conversation
+from homeassistant.const import MATCH_ALL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity_platform import AddEntitiesCallback
+
+from .entity import AltoEntity
+from .runtime import AltoConfigEntry
+from .turn import async_run_turn
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+) -> None:
+    """Add the conversation entity."""
+    async_add_entities([AltoConversationEntity(entry)])
+
+
+class AltoConversationEntity(
+    AltoEntity, conversation.ConversationEntity, conversation.AbstractConversationAgent
+):
+    """Assist's conversation agent backed by Alto."""
+
+    _attr_name = None  # the device's name: the first entry's entity is conversation.alto
+    _attr_supports_streaming = True
+
+    def __init__(self, entry: AltoConfigEntry) -> None:
+        """Use the entry id as unique id, like HA's own conversation integrations."""
+        super().__init__(entry, "conversation")
+        self._attr_unique_id = entry.entry_id
+
+    @property
+    def supported_languages(self) -> list[str] | Literal["*"]:
+        """Any language the model speaks."""
+        return MATCH_ALL
+
+    async def async_added_to_hass(self) -> None:
+        """Register as an agent."""
+        await super().async_added_to_hass()
+        assist_pipeline.async_migrate_engine(
+            self.hass, "conversation", self.entry.entry_id, self.entity_id
+        )
+        conversation.async_set_agent(self.hass, self.entry, self)
+
+    async def async_will_remove_from_hass(self) -> None:
+        """Unregister as an agent."""
+        conversation.async_unset_agent(self.hass, self.entry)
+        await super().async_will_remove_from_hass()
+
+    async def _async_handle_message(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+    ) -> conversation.ConversationResult:
+        """Run one turn."""
+        return await async_run_turn(self.hass, self.entry, user_input, chat_log)

@@ -1,0 +1,49 @@
+"""Diagnostics, with the Ollama URL's credentials and query redacted."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from homeassistant.components.diagnostics import REDACTED
+from homeassistant.core import HomeAssistant
+
+from .const import CONF_PROMPT, CONF_URL
+from .runtime import AltoConfigEntry
+
+
+def redact_url(url: str) -> str:
+    """Keep scheme, host, port and path; replace user info and query with REDACTED."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return REDACTED
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc = f"{netloc}:{port}"
+    if parts.username or parts.password:
+        netloc = f"{REDACTED}@{netloc}"
+    query = REDACTED if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+async def async_get_config_entry_diagnostics(
+    hass: HomeAssistant, entry: AltoConfigEntry
+) -> dict[str, Any]:
+    """Entry settings (redacted), model availability and turn buffer counts."""
+    runtime = entry.runtime_data
+    coordinator = runtime.coordinator
+    options = dict(entry.options)
+    if CONF_PROMPT in options:
+        options[CONF_PROMPT] = REDACTED  # the household's persona text may be personal
+    return {
+        "data": {**entry.data, CONF_URL: redact_url(entry.data[CONF_URL])},
+        "options": options,
+        "model_available": coordinator.last_update_success,
+        "served_models": {
+            name: model.digest for name, model in sorted((coordinator.data or {}).items())
+        },
+        "open_conversations": len(runtime.buffers),
+    }

@@ -1,0 +1,72 @@
+"""The one place Alto builds an Ollama client and classifies its failures.
+
+Facts this module encodes (ollama 0.4.x): the client's default `timeout=None` never times out,
+so a timeout is always passed; a refused connection raises the builtin `ConnectionError` without
+streaming but a raw `httpx.ConnectError` with `stream=True`; any non-2xx is
+`ollama.ResponseError`, and an `{"error": ...}` line mid-stream is a `ResponseError` with
+`status_code=-1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import httpx
+import ollama
+
+
+class ModelFailure(StrEnum):
+    """Failure classes; each value is a translation key under `exceptions`."""
+
+    UNREACHABLE = "model_unreachable"
+    SERVER_ERROR = "model_server_error"
+    STREAM_CUT = "model_stream_cut"
+    TIMEOUT = "model_timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    """A model as `/api/tags` lists it (the digest is only there, not in `/api/show`)."""
+
+    name: str
+    digest: str
+
+
+def make_client(url: str, timeout: float) -> ollama.AsyncClient:
+    """Create an async client that always times out."""
+    return ollama.AsyncClient(host=url, timeout=timeout)
+
+
+async def close_client(client: ollama.AsyncClient) -> None:
+    """Close the client's HTTP pool (ollama 0.4 has no public close)."""
+    inner = getattr(client, "_client", None)
+    if isinstance(inner, httpx.AsyncClient):
+        await inner.aclose()
+
+
+async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:
+    """Return the served models with their digests, sorted by name."""
+    response = await client.list()
+    models = [
+        ServedModel(name=str(m.model), digest=str(m.digest or ""))
+        for m in response.models
+        if m.model
+    ]
+    return sorted(models, key=lambda m: m.name)
+
+
+def classify(err: BaseException) -> ModelFailure | None:
+    """Map an exception raised by a model call to a failure class, or None if unexpected."""
+    if isinstance(err, TimeoutError | httpx.TimeoutException):
+        return ModelFailure.TIMEOUT
+    if isinstance(err, ollama.ResponseError):
+        # status -1 is an error line in the middle of a stream.
+        return ModelFailure.STREAM_CUT if err.status_code == -1 else ModelFailure.SERVER_ERROR
+    if isinstance(err, httpx.ConnectError | ConnectionError):
+        return ModelFailure.UNREACHABLE
+    if isinstance(err, httpx.RemoteProtocolError | httpx.ReadError | ollama.RequestError):
+        return ModelFailure.STREAM_CUT
+    if isinstance(err, httpx.TransportError):
+        return ModelFailure.UNREACHABLE
+    return None

@@ -1,0 +1,74 @@
+"""The system prompt of a conversational turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from .channel.markers import ACTION_MARK as A
+from .channel.markers import SPEECH_MARK as S
+
+MARKER_PROTOCOL = f"""\
+How you answer: everything you write is private thought unless you mark it.
+- Put every word the person should hear between {S} marks: {S}like this{S}.
+- When you intend something to be done in the home, state the intent in plain words \
+between {A} marks: {A}turn on the kitchen light{A}. You cannot operate devices yourself; \
+a separate part of you carries the intent out, checks it against what this home allows, \
+and may refuse it. Never say an action is done; say you will try.
+Example 1 — person: "What's the temperature in the living room?"
+{S}It's 21 degrees in the living room.{S}
+Example 2 — person: "Turn off the porch light please."
+The porch light is on. {A}turn off the porch light{A}{S}I'll switch the porch light off.{S}"""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityLine:
+    """One exposed entity in the home snapshot."""
+
+    entity_id: str
+    name: str
+    area: str | None
+    state: str
+
+
+def identity_line(name: str | None) -> str:
+    """Alto's name as it was told, or that nobody has told it one yet."""
+    if name:
+        return f"The household calls you {name}."
+    return "Nobody has told you your name yet; if asked, say so."
+
+
+def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
+    """A compact, stable listing of the exposed entities and their states."""
+    lines = [
+        f"- {e.entity_id} ({e.name}{', ' + e.area if e.area else ''}): {e.state}"
+        for e in sorted(entities, key=lambda e: e.entity_id)
+    ]
+    if not lines:
+        return "No devices are shared with you."
+    shown = lines[:limit]
+    if len(lines) > limit:
+        shown.append(f"- … and {len(lines) - limit} more")
+    return "Devices shared with you and their current states:\n" + "\n".join(shown)
+
+
+def system_prompt(
+    *,
+    persona: str,
+    assistant_name: str | None,
+    entities: Iterable[EntityLine],
+    now: datetime,
+    synthesis: str | None = None,
+) -> str:
+    """Persona, identity, marker protocol, home snapshot, current time (in that order)."""
+    parts = [
+        persona.strip(),
+        identity_line(assistant_name),
+        MARKER_PROTOCOL,
+        home_snapshot(entities),
+        f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
+    ]
+    if synthesis:
+        parts.append(synthesis)
+    return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,24 @@
+"""What a loaded Alto config entry holds at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import ollama
+
+from homeassistant.config_entries import ConfigEntry
+
+from .coordinator import ModelCoordinator
+from .history import TurnBuffers
+
+
+@dataclass
+class AltoRuntime:
+    """Runtime state of one config entry (one Ollama server)."""
+
+    client: ollama.AsyncClient
+    coordinator: ModelCoordinator
+    buffers: TurnBuffers = field(default_factory=TurnBuffers)
+
+
+type AltoConfigEntry = ConfigEntry[AltoRuntime]

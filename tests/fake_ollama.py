@@ -1,0 +1,260 @@
+"""A fake Ollama server on 127.0.0.1 that speaks the real wire format.
+
+The real `ollama` client talks to it over HTTP. It serves `/api/version`, `/api/tags` (with
+digests), `/api/show`, `/api/chat` (streamed NDJSON or one JSON object) and `/api/embed`
+(deterministic bag-of-words vectors), records every request body, answers chat requests from a
+queue, then from scripted rules, then with a default reply, and can inject failures: an HTTP
+error status, a slow answer, a stream cut mid-way or an error line mid-stream. `stop()` and
+`start()` keep the port, so "Ollama went away and came back" is a real refused connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from aiohttp import web
+
+CHAT_MODEL = "llama3.2:latest"
+EMBED_MODEL = "nomic-embed-text:latest"
+
+
+def digest_of(name: str) -> str:
+    """A stable fake digest (64 hex chars) for a model name."""
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+@dataclass
+class ChatReply:
+    """How the fake answers one chat request.
+
+    `chunks` are streamed one NDJSON line each (joined for a non-streamed answer).
+    """
+
+    chunks: list[str] = field(default_factory=list)
+    status: int = 200
+    error: str = "internal error"
+    delay_s: float = 0.0  # before the response starts
+    chunk_delay_s: float = 0.0  # between streamed chunks
+    cut_after: int | None = None  # close the connection after this many chunks
+    error_line_after: int | None = None  # send an {"error": ...} line after this many chunks
+    done_reason: str = "stop"
+
+    @classmethod
+    def text(cls, text: str, chunk_size: int = 4, **kwargs: Any) -> ChatReply:
+        """A reply streamed in chunks of `chunk_size` characters."""
+        chunks = [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
+        return cls(chunks=chunks, **kwargs)
+
+
+type Predicate = Callable[[dict[str, Any]], bool]
+type Responder = ChatReply | Callable[[dict[str, Any]], ChatReply]
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The content of the last user message of a chat request."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            return str(message.get("content") or "")
+    return ""
+
+
+def embed_text(text: str, dim: int) -> list[float]:
+    """Deterministic bag-of-words vector: texts sharing words get similar vectors."""
+    vector = [0.0] * dim
+    for word in re.findall(r"\w+", text.casefold()):
+        h = hashlib.sha256(word.encode()).digest()
+        vector[int.from_bytes(h[:4], "little") % dim] += 1.0 if h[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class FakeOllama:
+    """The server; `url` is what a config entry points at."""
+
+    def __init__(
+        self, models: tuple[str, ...] = (CHAT_MODEL, EMBED_MODEL), embed_dim: int = 64
+    ) -> None:
+        """Serve `models`; embeddings have `embed_dim` dimensions."""
+        self.models = list(models)
+        self.embed_dim = embed_dim
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.queue: deque[ChatReply] = deque()
+        self.rules: list[tuple[Predicate, Responder]] = []
+        self.default: Responder = ChatReply.text("\u00a6Hello from the fake model.\u00a6")
+        self.fail_tags = 0  # answer this many /api/tags requests with HTTP 500
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """Bodies of every /api/chat request, in order."""
+        return [body for path, body in self.requests if path == "/api/chat"]
+
+    def reply(self, reply: ChatReply | str) -> None:
+        """Queue the answer to the next chat request that no earlier queue entry answers."""
+        self.queue.append(ChatReply.text(reply) if isinstance(reply, str) else reply)
+
+    def when(self, predicate: Predicate, reply: Responder | str) -> None:
+        """Answer chat requests matching `predicate` with `reply` (first rule wins)."""
+        self.rules.append((predicate, ChatReply.text(reply) if isinstance(reply, str) else reply))
+
+    async def start(self) -> None:
+        """Listen on 127.0.0.1 (the same port again after a stop)."""
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_get("/api/version", self._version)
+        app.router.add_get("/api/tags", self._tags)
+        app.router.add_post("/api/show", self._show)
+        app.router.add_post("/api/chat", self._chat)
+        app.router.add_post("/api/embed", self._embed)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
+
+    async def stop(self) -> None:
+        """Stop listening: connections are refused until `start()`."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _record(self, request: web.Request) -> dict[str, Any]:
+        body = await request.json() if request.can_read_body else {}
+        self.requests.append((request.path, body))
+        return body
+
+    async def _version(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        return web.json_response({"version": "0.12.6"})
+
+    async def _tags(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        if self.fail_tags > 0:
+            self.fail_tags -= 1
+            return web.json_response({"error": "internal error"}, status=500)
+        return web.json_response(
+            {
+                "models": [
+                    {
+                        "name": name,
+                        "model": name,
+                        "modified_at": "2026-11-01T10:00:00.000000+00:00",
+                        "size": 2019393189,
+                        "digest": digest_of(name),
+                        "details": {
+                            "parent_model": "",
+                            "format": "gguf",
+                            "family": "llama",
+                            "families": ["llama"],
+                            "parameter_size": "3.2B",
+                            "quantization_level": "Q4_K_M",
+                        },
+                    }
+                    for name in self.models
+                ]
+            }
+        )
+
+    async def _show(self, request: web.Request) -> web.Response:
+        body = await self._record(request)
+        name = body.get("model") or body.get("name")
+        if name not in self.models:
+            return web.json_response({"error": f"model '{name}' not found"}, status=404)
+        return web.json_response(
+            {
+                "modelfile": f"FROM {name}",
+                "parameters": "stop <|eot_id|>",
+                "template": "{{ .Prompt }}",
+                "details": {"format": "gguf", "family": "llama", "parameter_size": "3.2B"},
+                "model_info": {"general.architecture": "llama"},
+                "capabilities": ["completion"],
+                "modified_at": "2026-11-01T10:00:00.000000+00:00",
+            }
+        )
+
+    async def _embed(self, request: web.Request) -> web.Response:
+        body = await self._record(request)
+        if body.get("model") not in self.models:
+            return web.json_response({"error": "model not found"}, status=404)
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        return web.json_response(
+            {
+                "model": body["model"],
+                "embeddings": [embed_text(t, self.embed_dim) for t in texts],
+                "total_duration": 1000,
+                "load_duration": 100,
+                "prompt_eval_count": sum(len(t.split()) for t in texts),
+            }
+        )
+
+    def _pick(self, body: dict[str, Any]) -> ChatReply:
+        if self.queue:
+            return self.queue.popleft()
+        for predicate, responder in self.rules:
+            if predicate(body):
+                return responder(body) if callable(responder) else responder
+        return self.default(body) if callable(self.default) else self.default
+
+    def _line(self, body: dict[str, Any], content: str, done: bool, reason: str) -> dict:
+        line: dict[str, Any] = {
+            "model": body.get("model"),
+            "created_at": "2026-11-30T12:00:00.000000Z",
+            "message": {"role": "assistant", "content": content},
+            "done": done,
+        }
+        if done:
+            line |= {
+                "done_reason": reason,
+                "total_duration": 1_000_000,
+                "load_duration": 10_000,
+                "prompt_eval_count": 42,
+                "prompt_eval_duration": 100_000,
+                "eval_count": 7,
+                "eval_duration": 500_000,
+            }
+        return line
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request)
+        if body.get("model") not in self.models:
+            return web.json_response({"error": f"model '{body.get('model')}' not found"}, 404)
+        reply = self._pick(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        if reply.status != 200:
+            return web.json_response({"error": reply.error}, status=reply.status)
+        if body.get("stream") is False:
+            text = "".join(reply.chunks)
+            return web.json_response(self._line(body, text, True, reply.done_reason))
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        for index, chunk in enumerate(reply.chunks):
+            if reply.cut_after is not None and index >= reply.cut_after:
+                request.transport.close()  # a connection lost mid-way, no final chunk
+                return response
+            if reply.error_line_after is not None and index >= reply.error_line_after:
+                await response.write(json.dumps({"error": reply.error}).encode() + b"\n")
+                await response.write_eof()
+                return response
+            await response.write(json.dumps(self._line(body, chunk, False, "")).encode() + b"\n")
+            if reply.chunk_delay_s:
+                await asyncio.sleep(reply.chunk_delay_s)
+        await response.write(
+            json.dumps(self._line(body, "", True, reply.done_reason)).encode() + b"\n"
+        )
+        await response.write_eof()
+        return response
