@@ -46,6 +46,7 @@ class ChatReply:
     cut_after: int | None = None  # close the connection after this many chunks
     error_line_after: int | None = None  # send an {"error": ...} line after this many chunks
     done_reason: str = "stop"
+    omit_done: bool = False  # end the HTTP response cleanly without the final done line
 
     @classmethod
     def text(cls, text: str, chunk_size: int = 4, **kwargs: Any) -> ChatReply:
@@ -253,8 +254,23 @@ class FakeOllama:
             await response.write(json.dumps(self._line(body, chunk, False, "")).encode() + b"\n")
             if reply.chunk_delay_s:
                 await asyncio.sleep(reply.chunk_delay_s)
-        await response.write(
-            json.dumps(self._line(body, "", True, reply.done_reason)).encode() + b"\n"
-        )
+        if not reply.omit_done:
+            final = self._line(body, "", True, reply.done_reason)
+            await response.write(json.dumps(final).encode() + b"\n")
         await response.write_eof()
         return response
+
+
+async def _serve(port: int) -> None:
+    server = FakeOllama()
+    server.port = port
+    await server.start()
+    print(f"Fake Ollama on {server.url} (models: {', '.join(server.models)})", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    # `python -m tests.fake_ollama [PORT]`: a stand-in model server for trying Alto without a GPU.
+    import sys
+
+    asyncio.run(_serve(int(sys.argv[1]) if len(sys.argv) > 1 else 11434))

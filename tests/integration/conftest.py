@@ -15,8 +15,9 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 
 
 @pytest.fixture(autouse=True)
-def _custom_integrations(enable_custom_integrations: None) -> None:
-    """Let HA load custom integrations."""
+async def _home_assistant(hass: HomeAssistant, enable_custom_integrations: None) -> None:
+    """Let HA load custom integrations; set up the core `homeassistant` component."""
+    assert await async_setup_component(hass, "homeassistant", {})
 
 
 @pytest.fixture
@@ -39,7 +40,6 @@ def alto_entry(fake_ollama: FakeOllama, entry_options: dict[str, Any]) -> MockCo
 @pytest.fixture
 async def setup_alto(hass: HomeAssistant, alto_entry: MockConfigEntry) -> MockConfigEntry:
     """Alto set up in HA with the `homeassistant` and `conversation` components."""
-    assert await async_setup_component(hass, "homeassistant", {})
     assert await async_setup_component(hass, "conversation", {})
     alto_entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(alto_entry.entry_id)

@@ -43,3 +43,89 @@ async def test_history_carries_only_spoken_text(hass: HomeAssistant, fake_ollama
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == "First answer."
     assert "secret" not in str(messages) and "lamp" not in str(messages[1:])
+
+
+@pytest.mark.usefixtures("setup_alto")
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bad\x00byte", "control characters"),
+        ("carriage\rreturn", "control characters"),
+        ("x" * 4097, "too long"),
+    ],
+)
+async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
+    hass: HomeAssistant, fake_ollama: FakeOllama, text: str, message: str
+) -> None:
+    result = await converse(hass, text)
+    assert result.response.response_type.value == "error"
+    assert message in result.response.speech["plain"]["speech"]
+    assert fake_ollama.chat_requests == []
+    fake_ollama.reply("¦ok¦")
+    await converse(hass, "fine", result.conversation_id)
+    sent = fake_ollama.chat_requests[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: FakeOllama):
+    hass.states.async_set("light.porch", "on", {"friendly_name": "Porch light"})
+    await converse(hass, "hi")
+    body = fake_ollama.chat_requests[-1]
+    system = body["messages"][0]["content"]
+    assert "Nobody has told you your name yet" in system
+    assert "¦" in system and "¤" in system and "Example 2" in system
+    assert "The current time is" in system
+    assert body["keep_alive"] == "-1s"
+    assert body["options"]["num_ctx"] == 8192
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_unmarked_reply_is_spoken_plainly(hass: HomeAssistant, fake_ollama: FakeOllama):
+    fake_ollama.reply("Just a plain answer.")
+    result = await converse(hass, "hi")
+    assert result.response.speech["plain"]["speech"] == "Just a plain answer."
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_action_spans_are_not_recorded_as_done(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.reply("¤turn on the porch light¤¦I'll try the porch light.¦")
+    first = await converse(hass, "porch light on")
+    assert first.response.speech["plain"]["speech"] == "I'll try the porch light."
+    fake_ollama.reply("¦ok¦")
+    await converse(hass, "and now?", first.conversation_id)
+    history = fake_ollama.chat_requests[-1]["messages"][1:]
+    assert "carried out" not in str(history)
+    assert "turn on the porch light" not in str(history)
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_max_history_trims_old_turns(hass: HomeAssistant, fake_ollama: FakeOllama):
+    entry = hass.config_entries.async_entries("alto")[0]
+    hass.config_entries.async_update_entry(entry, options={"max_history": 2})
+    await hass.async_block_till_done()
+    conversation_id = None
+    for n in range(4):
+        fake_ollama.reply(f"¦answer {n}¦")
+        result = await converse(hass, f"question {n}", conversation_id)
+        conversation_id = result.conversation_id
+    sent = [m["content"] for m in fake_ollama.chat_requests[-1]["messages"][1:]]
+    # The last two earlier turns, then the current utterance.
+    assert sent == ["question 1", "answer 1", "question 2", "answer 2", "question 3"]
+
+
+class TestFallbackOff:
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        return {"plain_reply_fallback": False, "assistant_name": "Pip"}
+
+    @pytest.mark.usefixtures("setup_alto")
+    async def test_unmarked_reply_is_not_spoken(self, hass: HomeAssistant, fake_ollama):
+        fake_ollama.reply("Just a plain answer.")
+        result = await converse(hass, "hi")
+        assert result.response.response_type.value == "error"
+        assert "The household calls you Pip." in fake_ollama.chat_requests[-1]["messages"][0][
+            "content"
+        ]

@@ -1,0 +1,1 @@
+"""The Surfacer: cues, fragment, render, and the extractive verifier that decides what surfaces."""

@@ -1,0 +1,210 @@
+"""Fixed word lists for the extractive verifier.
+
+The lists are general English, not fitted to any test case: a word belongs here because of what it
+is (a function word, a report verb, an evaluation), never because one render needed it. Forms are
+casefolded surface forms; the verifier stems them itself where it compares stems.
+"""
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """A word list written as running text, which keeps the lists below readable."""
+    return tuple(text.split())
+
+
+# Function words carry no recallable content, so they need no licence. Negations (not, no, never,
+# nobody, nothing), quantifiers (every, none, most) and temporal relations (before, after, during,
+# until, since, without) are deliberately absent: changing one changes the memory.
+STOPWORDS = frozenset(
+    _words("""
+    a an the this that these those some any each such
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves
+    he him his himself she her hers herself it its itself they them their theirs themselves
+    who whom whose which what whatever someone somebody something
+    be am is are was were been being have has had having do does did doing done
+    will would shall should can could may might must
+    to of in on at by for with from about into onto upon over under up down out off through
+    around across along near than as per via between behind beside among within toward towards
+    and or but so if because while whereas although though whether then also too
+    just very really quite rather there here now ever even how why where when all both
+    """)
+)
+
+# Report and memory framing is form: "I recall", "Maria told me", "I think Maria mentioned".
+# Irregular forms are listed because the stemmer does not relate told/tell or thought/think.
+FRAMING_VERBS = frozenset(
+    _words("""
+    remember remembers remembered remembering recall recalls recalled recalling
+    think thinks thought thinking know knows knew known knowing tell tells told telling
+    say says said saying mention mentions mentioned mentioning hear hears heard hearing
+    """)
+)
+
+FIRST_PERSON = frozenset({"i", "me", "my"})
+
+# Leading words of an entity name that a speaker may drop or swap ("the boiler" / "our boiler").
+DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
+
+# Conjunctions that open a new clause; "and"/"or" between two names coordinate instead.
+CLAUSE_CONJUNCTIONS = frozenset(
+    {"and", "but", "or", "so", "because", "while", "whereas", "although", "though"}
+)
+COORDINATORS = frozenset({"and", "or"})
+CLAUSE_PUNCT = frozenset(',;:()—–-"“”')
+SENTENCE_PUNCT = frozenset(".!?…")
+
+# Clitics after an apostrophe, as the word they stand for (possessive 's reads as a stopword).
+CLITICS = {"s": "is", "m": "am", "re": "are", "ve": "have", "d": "would", "ll": "will"}
+# "can't" splits as "ca" + "n't"; these bases are the irregular ones.
+NEGATED_BASES = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+# Negations written as one word, as the modal they negate.
+FUSED_NEGATIONS = {"cannot": "can"}
+
+_UNITS = _words("zero one two three four five six seven eight nine ten eleven twelve thirteen")
+_UNITS += _words("fourteen fifteen sixteen seventeen eighteen nineteen")
+_TENS = _words("twenty thirty forty fifty sixty seventy eighty ninety")
+_ORDINALS = _words("zeroth first second third fourth fifth sixth seventh eighth ninth tenth")
+_ORDINALS += _words("eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth")
+_ORDINALS += _words("eighteenth nineteenth")
+_TENS_ORDINALS = _words("twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth")
+_TENS_ORDINALS += ("ninetieth",)
+
+# Number words as the digits they name, so "three" and "3" (or "third" and "3rd") compare equal.
+NUMBER_WORDS: dict[str, str] = {
+    **{w: str(i) for i, w in enumerate(_UNITS)},
+    **{w: str(i) for i, w in enumerate(_ORDINALS)},
+    **{w: str(20 + 10 * i) for i, w in enumerate(_TENS)},
+    **{w: str(20 + 10 * i) for i, w in enumerate(_TENS_ORDINALS)},
+    "hundred": "100",
+    "hundredth": "100",
+    "thousand": "1000",
+    "million": "1000000",
+    "dozen": "12",
+    "half": "half",
+    "quarter": "quarter",
+}
+TENS = frozenset(_TENS)
+
+# Irregular inflections to their base, applied to source and render alike before stemming, so that
+# "broke" traces to "break" the way "walking" traces to "walks".
+IRREGULAR: dict[str, str] = {
+    form: base
+    for base, forms in {
+        "be": "was were been",
+        "have": "had",
+        "do": "did done",
+        "go": "goes went gone",
+        "get": "got gotten",
+        "take": "took taken",
+        "make": "made",
+        "give": "gave given",
+        "come": "came",
+        "eat": "ate eaten",
+        "run": "ran",
+        "grow": "grew grown",
+        "break": "broke broken",
+        "write": "wrote written",
+        "speak": "spoke spoken",
+        "buy": "bought",
+        "bring": "brought",
+        "catch": "caught",
+        "teach": "taught",
+        "fight": "fought",
+        "feel": "felt",
+        "keep": "kept",
+        "leave": "left",
+        "lose": "lost",
+        "meet": "met",
+        "pay": "paid",
+        "sit": "sat",
+        "sleep": "slept",
+        "spend": "spent",
+        "stand": "stood",
+        "swim": "swam swum",
+        "throw": "threw thrown",
+        "wake": "woke woken",
+        "win": "won",
+        "wear": "wore worn",
+        "drive": "drove driven",
+        "ride": "rode ridden",
+        "fall": "fell fallen",
+        "forget": "forgot forgotten",
+        "find": "found",
+        "hold": "held",
+        "lead": "led",
+        "mean": "meant",
+        "see": "saw seen",
+        "sell": "sold",
+        "send": "sent",
+        "sing": "sang sung",
+        "begin": "began begun",
+        "build": "built",
+        "choose": "chose chosen",
+        "drink": "drank drunk",
+        "fly": "flew flown",
+        "hide": "hid hidden",
+        "hang": "hung",
+        "ring": "rang rung",
+        "shake": "shook shaken",
+        "steal": "stole stolen",
+        "tear": "tore torn",
+        "bite": "bit bitten",
+        "blow": "blew blown",
+        "dig": "dug",
+        "feed": "fed",
+        "freeze": "froze frozen",
+        "lend": "lent",
+        "stick": "stuck",
+        "child": "children",
+        "man": "men",
+        "woman": "women",
+        "foot": "feet",
+        "tooth": "teeth",
+        "mouse": "mice",
+    }.items()
+    for form in forms.split()
+}
+
+# Evaluation and affect. Absent from the source, such a word is the Surfacer inventing how a memory
+# felt ("that awful fight") rather than translating what it was.
+EVALUATIVE = frozenset(
+    _words("""
+    lovely wonderful wonderfully sad sadly unfortunately fortunately luckily lucky unlucky
+    happy happily unhappy thankfully hopefully favorite favourite amazing amazingly terrible
+    terribly awful awfully horrible dreadful love loving lovingly hate hateful adore adorable
+    beautiful gorgeous great nice fun funny fantastic brilliant delightful charming sweet sweetly
+    cute precious dear darling poor naughty silly annoying annoyed irritating frustrating
+    frustrated upset upsetting angry furious worried worrying worry anxious nervous scared scary
+    afraid frightened stressed stressful excited exciting thrilled proud glad pleased disappointed
+    disappointing heartbreaking tragic painful miserable lonely boring tedious nasty unfair perfect
+    perfectly special memorable cherished treasured fond fondly blessed grateful awesome incredible
+    incredibly ridiculous embarrassing shame pity sorry relieved joy joyful delighted best worst
+    """)
+)
+
+# Autobiography: the operator claiming a life. "I" + optional fillers + a life verb; "I was" + a
+# life state; "my" + optional fillers + a life noun. Verbs and nouns are base forms, stemmed.
+FIRST_PERSON_FILLERS = frozenset(
+    _words("""
+    was were am have had did do used to once also still really always often never even first
+    actually just too would will could can all both then
+    """)
+)
+BE_FORMS = frozenset({"was", "were", "am"})
+LIFE_VERBS = frozenset(
+    _words("""
+    grow live visit feel born raise travel move study work marry miss love hate enjoy go spend meet
+    play learn attend cry dream
+    """)
+)
+LIFE_STATES = frozenset(
+    _words("young little small younger child kid boy girl teenager baby student")
+)
+MY_FILLERS = frozenset(_words("own old late dear first little big younger older whole early"))
+LIFE_NOUNS = frozenset(
+    _words("""
+    childhood youth mother mum mom mam mummy father dad daddy parent family brother sister sibling
+    grandmother grandma gran granny nan nana grandfather grandpa grandad granddad wife husband
+    partner son daughter kid child baby hometown school schoolday life birthday job career friend
+    boyfriend girlfriend uncle aunt auntie cousin niece nephew past teens body pet dog cat wedding
+    """)
+)

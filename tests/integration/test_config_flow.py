@@ -1,0 +1,159 @@
+"""Config, reconfigure and options flows, every error path."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.alto.const import (
+    CONF_ACTION_MODEL,
+    CONF_EMBEDDING_MODEL,
+    CONF_MODEL,
+    CONF_PLAIN_REPLY_FALLBACK,
+    CONF_URL,
+    DOMAIN,
+)
+from homeassistant import config_entries
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+
+from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
+
+
+async def start_user_flow(hass: HomeAssistant, url: str) -> dict:
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_USER}
+    )
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "user"
+    return await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: url})
+
+
+async def test_user_flow_creates_entry(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    result = await start_user_flow(hass, f" {fake_ollama.url} ")
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "models"
+    assert ("/api/tags", {}) in fake_ollama.requests
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL, CONF_ACTION_MODEL: CHAT_MODEL},
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Alto"
+    assert result["data"] == {
+        CONF_URL: fake_ollama.url,
+        CONF_MODEL: CHAT_MODEL,
+        CONF_EMBEDDING_MODEL: EMBED_MODEL,
+        CONF_ACTION_MODEL: CHAT_MODEL,
+    }
+    assert hass.states.get("conversation.alto") is not None
+
+
+async def test_second_entry_gets_its_own_title(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    MockConfigEntry(domain=DOMAIN, title="Alto", data={CONF_URL: "http://other:11434"}).add_to_hass(
+        hass
+    )
+    result = await start_user_flow(hass, fake_ollama.url)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
+    )
+    assert result["title"] == f"Alto ({fake_ollama.url})"
+    assert CONF_ACTION_MODEL not in result["data"]
+
+
+async def test_cannot_connect_then_recovers(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    await fake_ollama.stop()
+    result = await start_user_flow(hass, fake_ollama.url)
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "cannot_connect"}
+    await fake_ollama.start()
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: fake_ollama.url}
+    )
+    assert result["step_id"] == "models"
+
+
+async def test_server_error_is_cannot_connect(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.fail_tags = 1
+    result = await start_user_flow(hass, fake_ollama.url)
+    assert result["errors"] == {"base": "cannot_connect"}
+
+
+async def test_no_models(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    fake_ollama.models = []
+    result = await start_user_flow(hass, fake_ollama.url)
+    assert result["errors"] == {"base": "no_models"}
+
+
+@pytest.mark.usefixtures("socket_enabled")
+async def test_invalid_url(hass: HomeAssistant) -> None:
+    result = await start_user_flow(hass, "not a url")
+    assert result["errors"] == {"base": "invalid_url"}
+
+
+async def test_one_entry_per_url(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    MockConfigEntry(domain=DOMAIN, data={CONF_URL: fake_ollama.url}).add_to_hass(hass)
+    result = await start_user_flow(hass, fake_ollama.url)
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_reconfigure(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    entry = setup_alto
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["step_id"] == "reconfigure"
+    await fake_ollama.stop()
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: fake_ollama.url}
+    )
+    assert result["errors"] == {"base": "cannot_connect"}
+    await fake_ollama.start()
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: fake_ollama.url}
+    )
+    assert result["step_id"] == "reconfigure_models"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL: EMBED_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.data[CONF_MODEL] == EMBED_MODEL
+
+
+async def test_reconfigure_to_a_url_already_used(
+    hass: HomeAssistant, setup_alto: MockConfigEntry
+) -> None:
+    MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:1"}).add_to_hass(hass)
+    result = await setup_alto.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: "http://127.0.0.1:1"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
+    result = await hass.config_entries.options.async_init(setup_alto.entry_id)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "init"
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"],
+        {
+            "prompt": "You are terse.",
+            "assistant_name": "Pip",
+            "max_history": 5,
+            "num_ctx": 4096,
+            "keep_alive": 300,
+            "request_timeout": 30,
+            CONF_PLAIN_REPLY_FALLBACK: False,
+        },
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert setup_alto.options["assistant_name"] == "Pip"
+    assert setup_alto.options[CONF_PLAIN_REPLY_FALLBACK] is False

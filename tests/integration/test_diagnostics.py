@@ -1,0 +1,59 @@
+"""Diagnostics redact the URL's credentials."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.components.diagnostics import (
+    get_diagnostics_for_config_entry,
+)
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
+
+from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
+from custom_components.alto.diagnostics import redact_url
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+
+from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://user:secret@ollama.lan:11434/", "http://**REDACTED**@ollama.lan:11434/"),
+        ("https://token@10.0.0.2/api?key=abc", "https://**REDACTED**@10.0.0.2/api?**REDACTED**"),
+        ("http://127.0.0.1:11434", "http://127.0.0.1:11434"),
+        ("http://[::1]:11434", "http://[::1]:11434"),
+        ("http://host:notaport", "**REDACTED**"),
+    ],
+)
+def test_redact_url(url: str, expected: str) -> None:
+    assert redact_url(url) == expected
+
+
+@pytest.fixture
+def alto_entry(fake_ollama: FakeOllama) -> MockConfigEntry:
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Alto",
+        data={
+            CONF_URL: f"http://me:pw@127.0.0.1:{fake_ollama.port}",
+            CONF_MODEL: CHAT_MODEL,
+            CONF_EMBEDDING_MODEL: EMBED_MODEL,
+        },
+        options={"prompt": "my family's secrets"},
+    )
+
+
+async def test_diagnostics(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+) -> None:
+    assert await async_setup_component(hass, "diagnostics", {})
+    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup_alto)
+    assert diagnostics["data"]["url"] == f"http://**REDACTED**@127.0.0.1:{fake_ollama.port}"
+    assert "pw" not in str(diagnostics) and "secrets" not in str(diagnostics)
+    assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
+    assert diagnostics["model_available"] is True

@@ -1,0 +1,1 @@
+"""Static checks over the integration's source."""

@@ -1,0 +1,1 @@
+"""Tests for the Surfacer: cues, the extractive verifier, and its labelled set."""

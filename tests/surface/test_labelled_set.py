@@ -1,0 +1,103 @@
+"""The verifier against the project's labelled renders: catch rate, false-drop rate, mode recall.
+
+The set was written before the verifier was tuned on it. `scripts/verifier_rates` prints the same
+figures as a table; `pytest -s` shows them here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from custom_components.alto.surface.verify import verify_render
+
+SET = Path(__file__).with_name("labelled_renders.json")
+MODES = ("untraceable", "misattributed", "precise", "echo", "framing", "autobiography")
+
+
+@dataclass(frozen=True)
+class Scores:
+    faithful: int
+    dropped_faithful: int
+    failures: int
+    caught: int
+    right_mode: int
+    per_mode: dict[str, tuple[int, int, int]]  # label -> cases, caught, expected mode reported
+
+    @property
+    def catch_rate(self) -> float:
+        return self.caught / self.failures
+
+    @property
+    def false_drop_rate(self) -> float:
+        return self.dropped_faithful / self.faithful
+
+    @property
+    def mode_rate(self) -> float:
+        return self.right_mode / self.failures
+
+
+def load() -> list[dict[str, Any]]:
+    return json.loads(SET.read_text(encoding="utf-8"))
+
+
+def score(cases: list[dict[str, Any]]) -> Scores:
+    seen: Counter[str] = Counter()
+    caught: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for case in cases:
+        verdict = verify_render(case["fragment"], case["render"], utterance=case["utterance"])
+        label = case["label"]
+        seen[label] += 1
+        caught[label] += not verdict.ok
+        right[label] += label in verdict.modes
+    failing = [m for m in seen if m != "faithful"]
+    return Scores(
+        faithful=seen["faithful"],
+        dropped_faithful=caught["faithful"],
+        failures=sum(seen[m] for m in failing),
+        caught=sum(caught[m] for m in failing),
+        right_mode=sum(right[m] for m in failing),
+        per_mode={m: (seen[m], caught[m], right[m]) for m in MODES},
+    )
+
+
+def report(scores: Scores) -> str:
+    lines = [
+        f"catch rate       {scores.catch_rate:6.1%}  "
+        f"({scores.caught}/{scores.failures} failing renders dropped)",
+        f"false-drop rate  {scores.false_drop_rate:6.1%}  "
+        f"({scores.dropped_faithful}/{scores.faithful} faithful renders dropped)",
+        f"expected mode    {scores.mode_rate:6.1%}  ({scores.right_mode}/{scores.failures})",
+        "",
+        f"{'mode':<14}{'cases':>6}{'caught':>8}{'recall':>8}",
+    ]
+    for mode, (cases, caught, right) in scores.per_mode.items():
+        lines.append(f"{mode:<14}{cases:>6}{caught:>8}{right / cases if cases else 0:>8.0%}")
+    return "\n".join(lines)
+
+
+def test_set_is_well_formed() -> None:
+    cases = load()
+    labels = Counter(c["label"] for c in cases)
+    assert len(cases) >= 66
+    assert len({c["id"] for c in cases}) == len(cases)
+    assert set(labels) == {"faithful", *MODES}
+    assert 0.25 <= labels["faithful"] / len(cases) <= 0.4
+    assert min(labels[m] for m in MODES) >= 5
+    for case in cases:
+        assert set(case) == {"id", "fragment", "utterance", "render", "label", "note"}
+        assert all(isinstance(p, list) and p for p in case["fragment"].values())
+    assert any(len(c["fragment"]) > 1 for c in cases if c["label"] == "faithful")
+    assert sum(len(c["fragment"]) > 1 for c in cases if c["label"] == "misattributed") >= 5
+
+
+def test_verifier_rates_on_the_labelled_set() -> None:
+    scores = score(load())
+    print("\n" + report(scores))
+    assert scores.catch_rate >= 0.9
+    assert scores.false_drop_rate <= 0.1
+    assert scores.mode_rate >= 0.8

@@ -1,0 +1,296 @@
+"""The extractive verifier: what must pass, what each failure mode catches, that it never raises."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from custom_components.alto.surface.verify import Failure, Verdict, verify_render
+
+MARIA = {"Maria": ["Maria walks the dog every morning"]}
+FAMILY = {
+    "Maria": ["Maria walks the dog every morning", "Maria is allergic to cats"],
+    "Tom": ["Tom takes the bins out on Thursday night", "Tom is allergic to peanuts"],
+}
+BOILER = {"the boiler": ["the boiler was serviced on March 3 at 7:30"]}
+
+
+def modes(verdict: Verdict) -> set[str]:
+    return {f.mode for f in verdict.failures}
+
+
+def spans(verdict: Verdict, mode: str) -> list[str]:
+    return [f.span for f in verdict.failures if f.mode == mode]
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render"),
+    [
+        (MARIA, "I remember Maria walking the dog every morning."),
+        (MARIA, "Maria walked the dog every morning, I think."),
+        (MARIA, "I recall that Maria walks the dog every morning."),
+        (MARIA, "Maria told me she walks the dog every morning."),
+        (MARIA, "I think Maria mentioned walking the dog every morning."),
+        (MARIA, "I know Maria walks the dog every morning."),
+        (MARIA, "I remember Maria."),
+        (
+            FAMILY,
+            "Maria walks the dog every morning, and Tom takes the bins out on Thursday night.",
+        ),
+        (FAMILY, "Tom is allergic to peanuts; Maria is allergic to cats."),
+        (FAMILY, "Maria told me Tom is allergic to peanuts."),
+        (FAMILY, "Every morning Maria walks the dog."),
+        (FAMILY, "Tom takes the bins out on Thursday night and he is allergic to peanuts."),
+        (FAMILY, "Maria and Tom are allergic."),
+        (BOILER, "I remember the boiler being serviced on March 3 at 7:30."),
+        (BOILER, "Our boiler was serviced on the 3rd of March at 7.30."),
+        (BOILER, "The boiler was serviced on March third at 7:30."),
+        ({"Grandma Rose": ["Grandma Rose can't eat gluten"]}, "Grandma Rose cannot eat gluten."),
+        ({"Priya": ["Priya's party is at 7 pm"]}, "I remember Priya's party is at 7pm."),
+        ({"Dev": ["Dev ran twenty-five laps"]}, "Dev ran 25 laps."),
+        ({"Biscuit": ["Biscuit broke the gate"]}, "Biscuit breaks the gate, I recall."),
+        ({"Zoë": ["Zoë's café shift starts at 9"]}, "I remember Zoë’s café shift starts at 9."),
+        ({"Sam": ["Sam is scared of the dark"]}, "Sam is scared of the dark."),
+        (
+            {"Maria": ["the car is due for its MOT in May"]},
+            "Maria told me the car is due for its MOT in May.",
+        ),
+    ],
+)
+def test_faithful_renders_pass(fragment: dict[str, list[str]], render: str) -> None:
+    verdict = verify_render(fragment, render)
+    assert verdict.ok, verdict.failures
+    assert verdict.failures == ()
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render", "span"),
+    [
+        (MARIA, "I remember Maria walking the dog every morning along the canal.", "canal"),
+        (MARIA, "Maria walks the dog every morning before breakfast.", "breakfast"),
+        (MARIA, "Maria never walks the dog.", "never"),
+        (MARIA, "Maria doesn't walk the dog.", "doesn't"),
+        (
+            BOILER,
+            "The boiler was serviced on March 3 and the engineer replaced the valve.",
+            "valve",
+        ),
+        ({"Alto": []}, "My name is Alto.", "name"),
+        ({}, "I remember the dog.", "dog"),
+    ],
+)
+def test_invented_content_is_untraceable(
+    fragment: dict[str, list[str]], render: str, span: str
+) -> None:
+    verdict = verify_render(fragment, render)
+    assert not verdict.ok
+    assert span in spans(verdict, "untraceable")
+    assert span in verdict.untraceable_spans
+
+
+@pytest.mark.parametrize(
+    ("render", "span"),
+    [
+        ("I remember Tom walking the dog every morning.", "dog"),
+        ("Tom is allergic to cats.", "cats"),
+        ("Maria takes the bins out.", "bins"),
+        ("Maria walks the dog every morning and she is allergic to peanuts.", "peanuts"),
+        ("Maria and Tom walk the dog.", "dog"),
+        ("Maria told me Tom walks the dog.", "dog"),
+    ],
+)
+def test_true_phrase_on_the_wrong_entity_is_misattributed(render: str, span: str) -> None:
+    verdict = verify_render(FAMILY, render)
+    assert not verdict.ok
+    assert span in spans(verdict, "misattributed")
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render", "span"),
+    [
+        (BOILER, "The boiler was serviced on March 4 at 7:30.", "4"),
+        (BOILER, "The boiler was serviced on March 3 at 7:45.", "7:45"),
+        (BOILER, "The boiler was serviced on April 3 at 7:30.", "April"),
+        (BOILER, "The boiler was serviced on the 4th of March at 7:30.", "4th"),
+        (BOILER, "The boiler was serviced on March 3 at 7:30 in 2024.", "2024"),
+        (
+            {"Biscuit": ["Biscuit needs three walks a day"]},
+            "Biscuit needs four walks a day.",
+            "four",
+        ),
+        ({"Biscuit": ["Biscuit needs three walks a day"]}, "Biscuit needs 4 walks a day.", "4"),
+        ({"Priya": ["Priya's party is at 7am"]}, "Priya's party is at 7 pm.", "7 pm"),
+        ({"Tom": ["Tom plays football with Sam"]}, "Tom plays football with Sid.", "Sid"),
+        ({"Tom": ["Tom's swimming is in June"]}, "Tom's swimming is in May.", "May"),
+    ],
+)
+def test_altered_precise_items(fragment: dict[str, list[str]], render: str, span: str) -> None:
+    verdict = verify_render(fragment, render)
+    assert not verdict.ok
+    assert span in spans(verdict, "precise")
+
+
+def test_precise_item_must_belong_to_the_clause_entity() -> None:
+    fragment = {"Maria": ["Maria's birthday is March 3"], "Tom": ["Tom's birthday is March 4"]}
+    assert verify_render(fragment, "Maria's birthday is March 3, and Tom's is March 4.").ok
+    verdict = verify_render(fragment, "Maria's birthday is March 4.")
+    assert spans(verdict, "precise") == ["4"]
+
+
+@pytest.mark.parametrize(
+    ("utterance", "render", "span"),
+    [
+        (
+            "Does Maria walk the dog in the park?",
+            "Maria walks the dog in the park every morning.",
+            "park",
+        ),
+        (
+            "Is Maria's walk a long one?",
+            "I remember Maria's long walk with the dog every morning.",
+            "long",
+        ),
+        ("Who takes Rex out?", "Maria walks the dog every morning and takes it out.", "takes"),
+    ],
+)
+def test_words_from_the_utterance_are_echo(utterance: str, render: str, span: str) -> None:
+    verdict = verify_render(MARIA, render, utterance=utterance)
+    assert not verdict.ok
+    assert span in spans(verdict, "echo")
+
+
+def test_utterance_words_that_are_also_licensed_pass() -> None:
+    verdict = verify_render(
+        MARIA, "Maria walks the dog every morning.", utterance="Who walks the dog?"
+    )
+    assert verdict.ok
+
+
+@pytest.mark.parametrize(
+    ("render", "span"),
+    [
+        ("Sadly, Maria walks the dog every morning.", "Sadly"),
+        ("I have a lovely memory of Maria walking the dog every morning.", "lovely"),
+        ("Maria walks the dog every morning, which is wonderful.", "wonderful"),
+        ("Unfortunately Maria walks the dog every morning.", "Unfortunately"),
+        ("Maria's favourite thing is walking the dog every morning.", "favourite"),
+        ("Maria is worried when she walks the dog every morning.", "worried"),
+        ("Maria loves walking the dog every morning.", "loves"),
+    ],
+)
+def test_invented_evaluation_is_framing(render: str, span: str) -> None:
+    verdict = verify_render(MARIA, render)
+    assert not verdict.ok
+    assert span in spans(verdict, "framing")
+    assert span not in spans(verdict, "untraceable")
+
+
+def test_evaluation_present_in_the_source_is_not_framing() -> None:
+    fragment = {"Priya": ["Priya loves the lemon cake", "Priya is worried about her exam"]}
+    assert verify_render(
+        fragment, "Priya loves the lemon cake and she is worried about her exam."
+    ).ok
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render", "span"),
+    [
+        ({"Maria": ["Maria grew up in Leeds"]}, "I grew up in Leeds.", "I grew"),
+        (
+            {"Maria": ["Maria's childhood was in Leeds"]},
+            "My childhood was in Leeds.",
+            "My childhood",
+        ),
+        ({"Dev": ["Dev used to live in Bristol"]}, "I used to live in Bristol.", "I used to live"),
+        ({"Maria": ["Maria's mother lives in Galway"]}, "My mother lives in Galway.", "My mother"),
+        ({"Sam": ["Sam was young"]}, "When I was young, Sam was young.", "I was young"),
+        ({"Priya": ["Priya visited Lisbon"]}, "I visited Lisbon.", "I visited"),
+        ({"Biscuit": ["Biscuit felt scared"]}, "I felt scared.", "I felt"),
+        ({"Tom": ["Tom was born in 2015"]}, "I was born in 2015.", "I was born"),
+        ({"Tom": ["Tom goes to school"]}, "Tom goes to school, like my own kids.", "my own kids"),
+    ],
+)
+def test_first_person_life_claims_are_autobiography(
+    fragment: dict[str, list[str]], render: str, span: str
+) -> None:
+    verdict = verify_render(fragment, render)
+    assert not verdict.ok
+    assert span in spans(verdict, "autobiography")
+
+
+def test_autobiography_is_reported_even_when_every_word_traces() -> None:
+    verdict = verify_render({"Maria": ["Maria grew up in Leeds"]}, "I grew up in Leeds.")
+    assert modes(verdict) == {"autobiography"}
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        "I remember Maria walks the dog.",
+        "I think I recall Maria walking the dog.",
+        "Maria told me.",
+    ],
+)
+def test_speaker_framing_is_not_autobiography(render: str) -> None:
+    assert "autobiography" not in modes(verify_render(MARIA, render))
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render"),
+    [
+        (MARIA, ""),
+        (MARIA, "   "),
+        (MARIA, "..."),
+        (MARIA, None),
+        (MARIA, 42),
+        (MARIA, b"Maria walks the dog"),
+        (None, "Maria walks the dog."),
+        (["Maria"], "Maria walks the dog."),
+        ({"Maria": "Maria walks the dog"}, "Maria walks the dog."),
+        ({"Maria": [None]}, "Maria walks the dog."),
+        ({1: ["one"]}, "one"),
+    ],
+)
+def test_cannot_run_drops_instead_of_raising(fragment: object, render: object) -> None:
+    verdict = verify_render(fragment, render)  # type: ignore[arg-type]
+    assert verdict.ok is False
+    assert [f.mode for f in verdict.failures] == ["untraceable"]
+    assert verdict.failures[0].span == (render if isinstance(render, str) else "")
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        "\x00\x01\ufffd",
+        "🙂🙂 Maria 🐕",
+        "Maria walks the dog every morning " * 50,
+        "7:30:45/12-99 1st 2nd 3,000.5 ½ ١٢٣",
+        "'s n't '' ’’ - -- — ;;; ::",
+        "МАРИЯ гуляет с собакой 每天早上",
+        "\ud800 lone surrogate",
+    ],
+)
+def test_junk_never_raises(render: str) -> None:
+    verdict = verify_render(MARIA, render, utterance=render)
+    assert isinstance(verdict, Verdict)
+    assert verdict.ok == (not verdict.failures)
+
+
+def test_utterance_that_is_not_text_drops() -> None:
+    verdict = verify_render(MARIA, "Maria walks the dog.", utterance=None)  # type: ignore[arg-type]
+    assert not verdict.ok
+
+
+def test_verdict_is_frozen_and_spans_are_distinct() -> None:
+    verdict = verify_render(MARIA, "Maria walks the dog by the canal and the canal path.")
+    assert verdict.untraceable_spans == ("canal", "path")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.ok = True  # type: ignore[misc]
+    assert isinstance(verdict.failures[0], Failure)
+
+
+def test_spans_are_render_text() -> None:
+    verdict = verify_render(BOILER, "The Boiler was serviced on MARCH 3 at 07:30 by Kevin.")
+    assert verdict.untraceable_spans == ("Kevin",)
+    assert spans(verdict, "precise") == ["Kevin"]
