@@ -11,13 +11,13 @@ error status, a slow answer, a stream cut mid-way or an error line mid-stream. `
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 import hashlib
 import json
 import math
 import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -124,7 +124,7 @@ class FakeOllama:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
+        self.port = site._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
         """Stop listening: connections are refused until `start()`."""

@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import voluptuous as vol
-
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigFlow,
@@ -69,7 +68,7 @@ async def _probe(url: str) -> tuple[list[str], str | None]:
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             models = await list_models(client)
-    except Exception as err:  # noqa: BLE001 - any failure to list models is "cannot connect"
+    except Exception as err:
         LOGGER.debug("Probing %s failed: %s", url, err)
         return [], "cannot_connect"
     finally:
@@ -139,9 +138,7 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
             errors=errors,
         )
 
-    async def async_step_models(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
+    async def async_step_models(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Pick the chat, embedding and (optional) action models."""
         if user_input is None:
             return self.async_show_form(
@@ -181,9 +178,7 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
                 step_id="reconfigure_models",
                 data_schema=_models_schema(self._models, dict(entry.data)),
             )
-        return self.async_update_reload_and_abort(
-            entry, data={CONF_URL: self._url, **user_input}
-        )
+        return self.async_update_reload_and_abort(entry, data={CONF_URL: self._url, **user_input})
 
     @staticmethod
     @callback

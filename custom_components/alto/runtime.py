@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import ollama
-
 from homeassistant.config_entries import ConfigEntry
 
 from .coordinator import ModelCoordinator

@@ -111,7 +111,7 @@ async def async_run_turn(
             ):
                 if isinstance(content, conversation.AssistantContent) and content.content:
                     spoken.append(content.content)
-    except Exception as err:  # noqa: BLE001 - every failure becomes an answer
+    except Exception as err:
         failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify(err)
         if failure is None:
             LOGGER.exception("Unexpected error in a conversation turn")
@@ -148,4 +148,3 @@ async def async_run_turn(
         conversation_id=conversation_id,
         continue_conversation=chat_log.continue_conversation,
     )
-

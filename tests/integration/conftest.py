@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
-from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 

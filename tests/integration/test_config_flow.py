@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from homeassistant import config_entries
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import (
@@ -13,9 +16,6 @@ from custom_components.alto.const import (
     CONF_URL,
     DOMAIN,
 )
-from homeassistant import config_entries
-from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 
@@ -74,9 +74,7 @@ async def test_cannot_connect_then_recovers(hass: HomeAssistant, fake_ollama: Fa
     assert result["step_id"] == "models"
 
 
-async def test_server_error_is_cannot_connect(
-    hass: HomeAssistant, fake_ollama: FakeOllama
-) -> None:
+async def test_server_error_is_cannot_connect(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
     fake_ollama.fail_tags = 1
     result = await start_user_flow(hass, fake_ollama.url)
     assert result["errors"] == {"base": "cannot_connect"}

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
-
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
 
-from ..fake_ollama import ChatReply, FakeOllama
+from ..fake_ollama import FakeOllama
 
 AGENT = "conversation.alto"
 
@@ -126,6 +124,7 @@ class TestFallbackOff:
         fake_ollama.reply("Just a plain answer.")
         result = await converse(hass, "hi")
         assert result.response.response_type.value == "error"
-        assert "The household calls you Pip." in fake_ollama.chat_requests[-1]["messages"][0][
-            "content"
-        ]
+        assert (
+            "The household calls you Pip."
+            in fake_ollama.chat_requests[-1]["messages"][0]["content"]
+        )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.components.diagnostics import (
     get_diagnostics_for_config_entry,
@@ -11,8 +13,6 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
 from custom_components.alto.diagnostics import redact_url
-from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
 

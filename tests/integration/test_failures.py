@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
-
-from custom_components.alto.const import CONF_REQUEST_TIMEOUT
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+
+from custom_components.alto.const import CONF_REQUEST_TIMEOUT
 
 from ..fake_ollama import ChatReply, FakeOllama
 from .test_conversation import converse
