@@ -7,17 +7,29 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
-from .const import CONF_REQUEST_TIMEOUT, CONF_URL, DEFAULT_REQUEST_TIMEOUT, DOMAIN
+from .act.exposure import ExposureIndex
+from .act.organ import ActionOrgan
+from .const import (
+    CONF_ACTION_MODEL,
+    CONF_CONSENT,
+    CONF_MODEL,
+    CONF_REQUEST_TIMEOUT,
+    CONF_URL,
+    DEFAULT_REQUEST_TIMEOUT,
+    DOMAIN,
+)
 from .coordinator import ModelCoordinator
-from .model_client import close_client, make_client
+from .model_client import close_client, keep_alive, make_client
 from .runtime import AltoConfigEntry, AltoRuntime
+from .services import async_register_services
 
-PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.CONVERSATION]
+PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.CONVERSATION, Platform.EVENT]
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Nothing to set up before config entries."""
+    """Register the services once for the domain."""
+    async_register_services(hass)
     return True
 
 
@@ -31,7 +43,20 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     except Exception:
         await close_client(client)
         raise
-    entry.runtime_data = AltoRuntime(client=client, coordinator=coordinator)
+    index = ExposureIndex(hass)
+    entry.async_on_unload(index.async_start())
+    settings = {**entry.data, **entry.options}
+    organ = ActionOrgan(
+        hass,
+        entry_id=entry.entry_id,
+        index=index,
+        client=client,
+        model=settings.get(CONF_ACTION_MODEL) or settings[CONF_MODEL],
+        keep_alive=keep_alive(settings),
+        tiers=settings.get(CONF_CONSENT, {}),
+    )
+    entry.async_on_unload(organ.async_shutdown)
+    entry.runtime_data = AltoRuntime(client=client, coordinator=coordinator, organ=organ)
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True

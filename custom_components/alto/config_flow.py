@@ -13,6 +13,7 @@ from homeassistant.config_entries import (
     OptionsFlow,
 )
 from homeassistant.core import callback
+from homeassistant.data_entry_flow import section
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.selector import (
     BooleanSelector,
@@ -27,9 +28,11 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
 )
 
+from .act.tiers import DEFAULT_TIERS, Tier
 from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
+    CONF_CONSENT,
     CONF_EMBEDDING_MODEL,
     CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
@@ -193,6 +196,21 @@ def _number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
     )
 
 
+def _consent_schema(current: dict[str, str]) -> vol.Schema:
+    """One tier selector per domain the action organ can touch."""
+    tier = SelectSelector(
+        SelectSelectorConfig(
+            options=[t.value for t in Tier], translation_key="tier", mode=SelectSelectorMode.LIST
+        )
+    )
+    return vol.Schema(
+        {
+            vol.Required(domain, default=current.get(domain, default.value)): tier
+            for domain, default in DEFAULT_TIERS.items()
+        }
+    )
+
+
 class AltoOptionsFlow(OptionsFlow):
     """Prompt, history, context window, keep-alive, timeout and the plain-reply fallback."""
 
@@ -227,6 +245,9 @@ class AltoOptionsFlow(OptionsFlow):
                     CONF_PLAIN_REPLY_FALLBACK,
                     default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
                 ): BooleanSelector(),
+                vol.Required(CONF_CONSENT): section(
+                    _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
+                ),
             }
         )
         return self.async_show_form(step_id="init", data_schema=schema)

@@ -22,6 +22,7 @@ CONF_NUM_CTX: Final = "num_ctx"
 CONF_KEEP_ALIVE: Final = "keep_alive"
 CONF_PLAIN_REPLY_FALLBACK: Final = "plain_reply_fallback"
 CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+CONF_CONSENT: Final = "consent"  # {domain: tier} overrides of the default consent tiers
 
 DEFAULT_PROMPT: Final = (
     "You are a warm, concise voice assistant for the people who live in this home. "

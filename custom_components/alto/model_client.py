@@ -9,11 +9,15 @@ streaming but a raw `httpx.ConnectError` with `stream=True`; any non-2xx is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import httpx
 import ollama
+
+from .const import CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE
 
 
 class ModelFailure(StrEnum):
@@ -31,6 +35,11 @@ class ServedModel:
 
     name: str
     digest: str
+
+
+def keep_alive(settings: Mapping[str, Any]) -> str:
+    """Ollama's keep_alive from the options (seconds, with the unit Ollama requires)."""
+    return f"{int(settings.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE))}s"
 
 
 def make_client(url: str, timeout: float) -> ollama.AsyncClient:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import ollama
 from homeassistant.config_entries import ConfigEntry
 
+from .act.organ import ActionOrgan
 from .coordinator import ModelCoordinator
 from .history import TurnBuffers
 
@@ -17,6 +18,7 @@ class AltoRuntime:
 
     client: ollama.AsyncClient
     coordinator: ModelCoordinator
+    organ: ActionOrgan
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
 
 

@@ -1,4 +1,8 @@
-"""One conversational turn: admission, prompt, one streamed chat call, the marker channel."""
+"""One conversational turn: admission, prompt, one streamed chat call, the marker channel.
+
+Captured action spans go to the action organ after the speech has streamed; a validated read
+gets exactly one follow-up call so the spoken answer can use the state.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +15,17 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
 
+from .act.organ import Outcome, TurnContext
 from .channel.admission import admit
 from .channel.markers import MarkerChannel
 from .const import (
     CONF_ASSISTANT_NAME,
-    CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
     CONF_MODEL,
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
     CONF_REQUEST_TIMEOUT,
-    DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
     DEFAULT_NUM_CTX,
     DEFAULT_PLAIN_REPLY_FALLBACK,
@@ -32,10 +35,11 @@ from .const import (
 )
 from .errors import async_error_result
 from .history import BufferEntry
-from .home import exposed_entity_lines
-from .model_client import ModelFailure, classify
+from .model_client import ModelFailure, classify, keep_alive
 from .prompt import system_prompt
 from .runtime import AltoConfigEntry
+
+type Messages = list[dict[str, str]]
 
 
 class _StreamCut(Exception):
@@ -46,6 +50,92 @@ def _trace(data: dict[str, Any]) -> None:
     conversation.async_conversation_trace_append(
         conversation.ConversationTraceEventType.AGENT_DETAIL, {"alto": data}
     )
+
+
+def _states_message(outcomes: list[Outcome]) -> dict[str, str]:
+    lines = [f"- {o.entity_id}: {o.state}" for o in outcomes if o.state is not None]
+    return {
+        "role": "system",
+        "content": "The device states you asked for:\n"
+        + "\n".join(lines)
+        + "\nAnswer the person now, with your speech between ¦ marks.",
+    }
+
+
+class _Reply:
+    """Streams one turn's model output into the chat log and collects what happened."""
+
+    def __init__(self, entry: AltoConfigEntry, settings: dict[str, Any], turn: TurnContext) -> None:
+        self._runtime = entry.runtime_data
+        self._settings = settings
+        self._turn = turn
+        self.spoken: list[str] = []
+        self.outcomes: list[Outcome] = []
+        self.channel = self._channel()
+
+    def _channel(self) -> MarkerChannel:
+        return MarkerChannel(
+            plain_reply_fallback=self._settings.get(
+                CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK
+            )
+        )
+
+    async def _stream(self, messages: Messages, channel: MarkerChannel) -> AsyncGenerator[str]:
+        # The conversational call never passes `tools`: the model proposes, the registry disposes.
+        stream = await self._runtime.client.chat(
+            model=self._settings[CONF_MODEL],
+            messages=messages,
+            stream=True,
+            keep_alive=keep_alive(self._settings),
+            options={"num_ctx": int(self._settings.get(CONF_NUM_CTX, DEFAULT_NUM_CTX))},
+        )
+        done = False
+        async for chunk in stream:
+            if speech := channel.feed(chunk.message.content or ""):
+                yield speech
+            done = done or bool(chunk.done)
+        if not done:
+            raise _StreamCut
+        if tail := channel.finalize():
+            yield tail
+
+    def _say(self, text: str, *, new_part: bool = False) -> conversation.AssistantContentDeltaDict:
+        # The marker channel joins spans within one stream; a new part (a confirmation question,
+        # the follow-up's answer) is joined to earlier speech with one space.
+        if new_part and self.spoken:
+            text = " " + text.lstrip()
+        self.spoken.append(text)
+        return {"content": text}
+
+    async def _speak(self, messages: Messages, channel: MarkerChannel) -> AsyncGenerator[Any]:
+        new_part = True
+        async for speech in self._stream(messages, channel):
+            yield self._say(speech, new_part=new_part)
+            new_part = False
+
+    async def deltas(self, messages: Messages) -> AsyncGenerator[Any]:
+        """The chat-log delta stream: speech as it arrives, then what the organ adds."""
+        yield {"role": "assistant"}
+        async for delta in self._speak(messages, self.channel):
+            yield delta
+        if not self.channel.actions:
+            return
+        self.outcomes = await self._runtime.organ.async_handle_spans(
+            self.channel.actions, self._turn
+        )
+        for outcome in self.outcomes:
+            if outcome.question:
+                yield self._say(outcome.question, new_part=True)
+        if any(o.state is not None for o in self.outcomes):
+            follow_up = [
+                *messages,
+                {"role": "assistant", "content": "".join(self.spoken)},
+                _states_message(self.outcomes),
+            ]
+            second = self._channel()  # spans of this round are traced, never dispatched
+            async for delta in self._speak(follow_up, second):
+                yield delta
+            _trace({"follow_up_actions_ignored": second.actions})
 
 
 async def async_run_turn(
@@ -64,53 +154,36 @@ async def async_run_turn(
     runtime = entry.runtime_data
     buffer = runtime.buffers.get(conversation_id)
     max_history = int(settings.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY))
+    turn = TurnContext(
+        user_input.context, conversation_id, user_input.device_id, user_input.language
+    )
+    # Only the user's own next utterance can confirm a held confirm-first call.
+    held = await runtime.organ.async_resolve_pending(user_input.text, turn)
+    if held and held.breadcrumb:
+        buffer.add(BufferEntry("assistant", held.breadcrumb, "breadcrumb"))
+
     messages = [
         {
             "role": "system",
             "content": system_prompt(
                 persona=settings.get(CONF_PROMPT, DEFAULT_PROMPT),
                 assistant_name=settings.get(CONF_ASSISTANT_NAME),
-                entities=exposed_entity_lines(hass),
+                entities=runtime.organ.index.entity_lines(),
                 now=dt_util.now(),
             ),
         },
         *buffer.messages(max_history),
         {"role": "user", "content": user_input.text},
     ]
-    channel = MarkerChannel(
-        plain_reply_fallback=settings.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK)
-    )
-
-    async def deltas() -> AsyncGenerator[conversation.AssistantContentDeltaDict]:
-        # The conversational call never passes `tools`: the model proposes, the registry disposes.
-        stream = await runtime.client.chat(
-            model=settings[CONF_MODEL],
-            messages=messages,
-            stream=True,
-            keep_alive=f"{int(settings.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE))}s",
-            options={"num_ctx": int(settings.get(CONF_NUM_CTX, DEFAULT_NUM_CTX))},
-        )
-        yield {"role": "assistant"}
-        done = False
-        async for chunk in stream:
-            if speech := channel.feed(chunk.message.content or ""):
-                yield {"content": speech}
-            done = done or bool(chunk.done)
-        if not done:
-            raise _StreamCut
-        if tail := channel.finalize():
-            yield {"content": tail}
-
-    spoken: list[str] = []
+    reply = _Reply(entry, settings, turn)
     try:
         async with asyncio.timeout(
             float(settings.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
         ):
-            async for content in chat_log.async_add_delta_content_stream(
-                user_input.agent_id, deltas()
+            async for _content in chat_log.async_add_delta_content_stream(
+                user_input.agent_id, reply.deltas(messages)
             ):
-                if isinstance(content, conversation.AssistantContent) and content.content:
-                    spoken.append(content.content)
+                pass
     except Exception as err:
         failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify(err)
         if failure is None:
@@ -123,26 +196,28 @@ async def async_run_turn(
         return await async_error_result(hass, user_input, conversation_id, failure.value)
 
     runtime.coordinator.async_turn_succeeded()
-    reply = " ".join(spoken)
+    text = "".join(reply.spoken)
     _trace(
         {
-            "actions": channel.actions,
-            "plain_reply_fallback": channel.used_fallback,
-            "actions_dispatched": False,
+            "plain_reply_fallback": reply.channel.used_fallback,
+            "actions": [
+                {"span": o.span, "verdict": o.verdict.value, "reason": o.reason}
+                for o in reply.outcomes
+            ],
         }
     )
-    if channel.actions:
-        # The action organ is not wired yet: spans are traced, never recorded as done.
-        LOGGER.debug("Captured action spans (not dispatched): %s", channel.actions)
-    if not reply and not channel.actions:
+    if not text and not reply.outcomes:
         return await async_error_result(hass, user_input, conversation_id, "model_empty_reply")
     buffer.add(BufferEntry("user", user_input.text, "user"))
-    if reply:
-        buffer.add(BufferEntry("assistant", reply, "reply"))
+    if text:
+        buffer.add(BufferEntry("assistant", text, "reply"))
+    for outcome in reply.outcomes:
+        if outcome.breadcrumb:  # effector success only
+            buffer.add(BufferEntry("assistant", outcome.breadcrumb, "breadcrumb"))
     buffer.trim(max_history)
 
     response = intent.IntentResponse(language=user_input.language)
-    response.async_set_speech(reply)
+    response.async_set_speech(text)
     return conversation.ConversationResult(
         response=response,
         conversation_id=conversation_id,

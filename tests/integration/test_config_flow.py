@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from homeassistant import config_entries
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.alto.act.tiers import DEFAULT_TIERS
 from custom_components.alto.const import (
     CONF_ACTION_MODEL,
     CONF_EMBEDDING_MODEL,
@@ -149,9 +150,23 @@ async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) ->
             "keep_alive": 300,
             "request_timeout": 30,
             CONF_PLAIN_REPLY_FALLBACK: False,
+            "consent": {**DEFAULT_TIERS, "light": "confirm_first"},
         },
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert setup_alto.options["assistant_name"] == "Pip"
     assert setup_alto.options[CONF_PLAIN_REPLY_FALLBACK] is False
+    assert setup_alto.options["consent"]["light"] == "confirm_first"
+    assert setup_alto.options["consent"]["lock"] == "confirm_first"
+
+
+async def test_options_flow_rejects_an_unknown_tier(
+    hass: HomeAssistant, setup_alto: MockConfigEntry
+) -> None:
+    result = await hass.config_entries.options.async_init(setup_alto.entry_id)
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {"consent": {**DEFAULT_TIERS, "lock": "whenever"}}
+        )
+    assert "consent" not in setup_alto.options

@@ -1,0 +1,34 @@
+"""The executor: one fresh-context model call that turns an action span into a proposal.
+
+It sees the span, the speaker's area and the exposed entities, nothing of the conversation, and
+answers under a JSON-schema `format` whose enums list the exposed entity ids and services, so a
+small model cannot emit a malformed shape. The guard still trusts none of it.
+"""
+
+from __future__ import annotations
+
+import ollama
+
+from .model import Proposal, Refusal, Registry
+from .proposal import executor_messages, parse_proposal, proposal_schema
+
+
+async def propose(
+    client: ollama.AsyncClient,
+    *,
+    model: str,
+    span: str,
+    area: str | None,
+    registry: Registry,
+    keep_alive: str,
+) -> Proposal | Refusal | None:
+    """The model's proposal for `span` (None for "nothing to do"); model errors propagate."""
+    response = await client.chat(
+        model=model,
+        messages=executor_messages(span, area, registry),
+        format=proposal_schema(registry),
+        stream=False,
+        keep_alive=keep_alive,
+        options={"temperature": 0},
+    )
+    return parse_proposal(response.message.content or "")

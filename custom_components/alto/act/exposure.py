@@ -1,0 +1,142 @@
+"""The registry of exposed entities, kept current from Home Assistant's registries.
+
+Rebuilt lazily: registry, area, device and exposure changes (and entities appearing or going
+away) only mark it stale, and the next read rebuilds it once, so no turn scans every state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from homeassistant.components.homeassistant.exposed_entities import (
+    async_listen_entity_updates,
+    async_should_expose,
+)
+from homeassistant.const import EVENT_STATE_CHANGED
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
+
+from ..prompt import EntityLine
+from .model import ExposedEntity, Registry
+
+ASSISTANT = "conversation"
+
+# State attributes the guard's data schemas read (ranges and allowed modes).
+GUARD_ATTRIBUTES = (
+    "min_temp",
+    "max_temp",
+    "target_temp_step",
+    "hvac_modes",
+    "min_humidity",
+    "max_humidity",
+    "min_color_temp_kelvin",
+    "max_color_temp_kelvin",
+    "supported_color_modes",
+    "source_list",
+    "fan_modes",
+    "preset_modes",
+)
+
+
+class ExposureIndex:
+    """The exposed entities as a guard `Registry`, plus the prompt's home snapshot."""
+
+    def __init__(self, hass: HomeAssistant) -> None:
+        """Start stale; listeners are attached by `async_start`."""
+        self._hass = hass
+        self._registry: Registry | None = None
+        self._unsubs: list[Callable[[], None]] = []
+
+    @callback
+    def async_start(self) -> Callable[[], None]:
+        """Listen for anything that changes what is exposed; returns the stop callback."""
+        hass = self._hass
+        self._unsubs = [
+            async_listen_entity_updates(hass, ASSISTANT, self._stale),
+            hass.bus.async_listen(er.EVENT_ENTITY_REGISTRY_UPDATED, self._stale_event),
+            hass.bus.async_listen(dr.EVENT_DEVICE_REGISTRY_UPDATED, self._stale_event),
+            hass.bus.async_listen(ar.EVENT_AREA_REGISTRY_UPDATED, self._stale_event),
+            hass.bus.async_listen(
+                EVENT_STATE_CHANGED, self._stale_event, event_filter=self._appeared_or_gone
+            ),
+        ]
+        return self.async_stop
+
+    @callback
+    def async_stop(self) -> None:
+        """Stop listening."""
+        for unsub in self._unsubs:
+            unsub()
+        self._unsubs = []
+
+    @property
+    def registry(self) -> Registry:
+        """The current registry (rebuilt here when something changed)."""
+        if self._registry is None:
+            self._registry = self._build()
+        return self._registry
+
+    def entity_lines(self) -> list[EntityLine]:
+        """The exposed entities with their current states, for the system prompt."""
+        lines = []
+        for entity in self.registry.entities():
+            state = self._hass.states.get(entity.entity_id)
+            if state is not None:
+                lines.append(EntityLine(entity.entity_id, entity.name, entity.area, state.state))
+        return lines
+
+    def area_of_device(self, device_id: str | None) -> str | None:
+        """The area name of a device (the speaking satellite), if it has one."""
+        if not device_id or not (device := dr.async_get(self._hass).async_get(device_id)):
+            return None
+        if device.area_id and (area := ar.async_get(self._hass).async_get_area(device.area_id)):
+            return area.name
+        return None
+
+    @callback
+    def _stale(self) -> None:
+        self._registry = None
+
+    @callback
+    def _stale_event(self, event: Event[Any]) -> None:
+        self._registry = None
+
+    @staticmethod
+    @callback
+    def _appeared_or_gone(event_data: EventStateChangedData) -> bool:
+        return event_data["old_state"] is None or event_data["new_state"] is None
+
+    def _build(self) -> Registry:
+        hass = self._hass
+        entities = er.async_get(hass)
+        devices = dr.async_get(hass)
+        areas = ar.async_get(hass)
+        exposed = []
+        for state in hass.states.async_all():
+            if not async_should_expose(hass, ASSISTANT, state.entity_id):
+                continue
+            aliases: tuple[str, ...] = ()
+            area_id = None
+            if entry := entities.async_get(state.entity_id):
+                aliases = tuple(sorted(a for a in entry.aliases if a))
+                area_id = entry.area_id
+                if area_id is None and entry.device_id:
+                    device = devices.async_get(entry.device_id)
+                    area_id = device.area_id if device else None
+            area = areas.async_get_area(area_id) if area_id else None
+            exposed.append(
+                ExposedEntity(
+                    entity_id=state.entity_id,
+                    name=state.name,
+                    aliases=aliases,
+                    area=area.name if area else None,
+                    device_class=state.attributes.get("device_class"),
+                    attributes={
+                        k: state.attributes[k] for k in GUARD_ATTRIBUTES if k in state.attributes
+                    },
+                )
+            )
+        return Registry(exposed)

@@ -1,0 +1,303 @@
+"""The action organ in Home Assistant: span → executor → guard → consent tier → effector.
+
+Every captured span ends in exactly one verdict, fired on the bus (`alto_intent_captured`) and
+on `event.alto_intents`. Only effector success yields a breadcrumb; a span that did not execute
+is never recorded as done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import ollama
+from homeassistant.components import persistent_notification
+from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_send
+from homeassistant.helpers.event import async_call_later
+
+from ..const import DOMAIN, LOGGER
+from ..errors import async_translated
+from .confirm import parse_confirmation
+from .effector import async_execute
+from .executor import propose
+from .exposure import ExposureIndex
+from .guard import validate_state_query, validate_tool_call
+from .model import CALL_SERVICE_TOOL, Proposal, Refusal, StateQuery, ValidatedCall
+from .tiers import READ_TIER, Tier, tier_for
+
+EVENT_INTENT_CAPTURED = "alto_intent_captured"
+CONFIRM_TIMEOUT_S = 60.0
+
+
+class Verdict(StrEnum):
+    """How a captured span ended; also the event types of `event.alto_intents`."""
+
+    EXECUTED = "executed"
+    REFUSED = "refused"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    CONFIRMED = "confirmed"
+    DECLINED = "declined"
+    FAILED = "failed"
+
+
+def signal_intent(entry_id: str) -> str:
+    """Dispatcher signal the event entity listens on."""
+    return f"{DOMAIN}_{entry_id}_intent"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one span."""
+
+    span: str
+    verdict: Verdict
+    entity_id: str | None = None
+    service: str | None = None
+    tier: Tier | None = None
+    reason: str = ""
+    state: str | None = None  # a validated read: the entity's state, for the follow-up call
+    question: str | None = None  # confirm-first: what Alto asks the user
+    breadcrumb: str | None = None  # effector success only
+
+
+@dataclass(slots=True)
+class _Pending:
+    call: ValidatedCall
+    span: str
+    tier: Tier
+    user_id: str | None
+    cancel_timeout: CALLBACK_TYPE | None = field(default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """Who speaks, where, in which conversation."""
+
+    context: Context
+    conversation_id: str
+    device_id: str | None
+    language: str
+
+
+def breadcrumb(call: ValidatedCall, name: str) -> str:
+    """The assistant-role note the next turns see after an effector success."""
+    data = f" with {dict(call.data)}" if call.data else ""
+    return (
+        f"Earlier this session Alto carried out: {call.domain}.{call.service} on {name} "
+        f"({call.entity_id}){data}."
+    )
+
+
+class ActionOrgan:
+    """The only part of Alto that knows Home Assistant services exist."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        *,
+        entry_id: str,
+        index: ExposureIndex,
+        client: ollama.AsyncClient,
+        model: str,
+        keep_alive: str,
+        tiers: Mapping[str, str],
+    ) -> None:
+        """Bind to one config entry's client, model and consent tiers."""
+        self._hass = hass
+        self._entry_id = entry_id
+        self.index = index
+        self._client = client
+        self._model = model
+        self._keep_alive = keep_alive
+        self._tiers = dict(tiers)
+        self._pending: dict[str, _Pending] = {}
+
+    @callback
+    def async_shutdown(self) -> None:
+        """Forget held calls and their timers (entry unload)."""
+        for pending in self._pending.values():
+            if pending.cancel_timeout:
+                pending.cancel_timeout()
+        self._pending.clear()
+
+    def tier_of(self, call: ValidatedCall | StateQuery) -> Tier:
+        """The consent tier of a validated call (reads are always autonomous)."""
+        entity = self.index.registry.get(call.entity_id)
+        if isinstance(call, StateQuery) or entity is None:
+            return READ_TIER
+        return tier_for(entity, self._tiers)
+
+    def check(self, proposal: Proposal) -> ValidatedCall | StateQuery | Refusal:
+        """Guard a raw proposal against the current registry (no execution)."""
+        registry = self.index.registry
+        if proposal.tool == CALL_SERVICE_TOOL:
+            return validate_tool_call(registry, proposal)
+        return validate_state_query(registry, proposal)
+
+    async def async_handle_spans(self, spans: list[str], turn: TurnContext) -> list[Outcome]:
+        """Dispatch every span of one reply; never raises."""
+        outcomes = []
+        for span in spans:
+            try:
+                outcome = await self._handle(span, turn)
+            except Exception as err:
+                LOGGER.exception("Action organ failed on a span")
+                outcome = Outcome(span, Verdict.FAILED, reason=f"organ_error: {err}"[:200])
+            self._fire(outcome, turn.conversation_id, turn.context.user_id)
+            outcomes.append(outcome)
+        return outcomes
+
+    async def async_resolve_pending(self, text: str, turn: TurnContext) -> Outcome | None:
+        """The user's next utterance confirms or declines a held call; None if none is held."""
+        pending = self._pending.pop(turn.conversation_id, None)
+        if pending is None:
+            return None
+        if pending.cancel_timeout:
+            pending.cancel_timeout()
+        call = pending.call
+        outcome = Outcome(
+            pending.span, Verdict.DECLINED, call.entity_id, call.service, pending.tier
+        )
+        if parse_confirmation(text, turn.language) is not True:
+            outcome.reason = "not_confirmed"
+        elif (failure := await async_execute(self._hass, call, turn.context)) is not None:
+            outcome.verdict, outcome.reason = Verdict.FAILED, failure
+        else:
+            outcome.verdict = Verdict.CONFIRMED
+            outcome.breadcrumb = breadcrumb(call, self._name(call.entity_id))
+        self._fire(outcome, turn.conversation_id, turn.context.user_id)
+        return outcome
+
+    async def _handle(self, span: str, turn: TurnContext) -> Outcome:
+        try:
+            proposal = await propose(
+                self._client,
+                model=self._model,
+                span=span,
+                area=self.index.area_of_device(turn.device_id),
+                registry=self.index.registry,
+                keep_alive=self._keep_alive,
+            )
+        except Exception as err:
+            LOGGER.warning("Action executor call failed: %s", err)
+            return Outcome(span, Verdict.FAILED, reason="executor_unavailable")
+        if proposal is None:
+            return Outcome(span, Verdict.REFUSED, reason="no_action")
+        if isinstance(proposal, Refusal):
+            return Outcome(span, Verdict.REFUSED, reason=proposal.reason.value)
+        checked = self.check(proposal)
+        if isinstance(checked, Refusal):
+            entity = proposal.arguments.get("entity")
+            return Outcome(
+                span,
+                Verdict.REFUSED,
+                entity_id=entity if isinstance(entity, str) else None,
+                reason=checked.reason.value,
+            )
+        tier = self.tier_of(checked)
+        if isinstance(checked, StateQuery):
+            state = self._hass.states.get(checked.entity_id)
+            return Outcome(
+                span,
+                Verdict.EXECUTED,
+                checked.entity_id,
+                "get_device_state",
+                tier,
+                state=_describe(state.state, state.attributes) if state else "unknown",
+            )
+        outcome = Outcome(span, Verdict.EXECUTED, checked.entity_id, checked.service, tier)
+        if tier is Tier.CONFIRM_FIRST:
+            self._hold(checked, span, tier, turn)
+            outcome.verdict = Verdict.AWAITING_CONFIRMATION
+            outcome.question = await async_translated(
+                self._hass,
+                turn.language,
+                "confirm_question",
+                {"action": _action_words(checked, self._name(checked.entity_id))},
+            )
+            return outcome
+        if (failure := await async_execute(self._hass, checked, turn.context)) is not None:
+            outcome.verdict, outcome.reason = Verdict.FAILED, failure
+            return outcome
+        outcome.breadcrumb = breadcrumb(checked, self._name(checked.entity_id))
+        if tier is Tier.ACT_AND_NOTIFY:
+            persistent_notification.async_create(
+                self._hass,
+                await async_translated(
+                    self._hass,
+                    turn.language,
+                    "action_notification",
+                    {"action": _action_words(checked, self._name(checked.entity_id))},
+                ),
+                title="Alto",
+            )
+        return outcome
+
+    def _hold(self, call: ValidatedCall, span: str, tier: Tier, turn: TurnContext) -> None:
+        conversation_id = turn.conversation_id
+        if previous := self._pending.pop(conversation_id, None):
+            # A newer request replaces an unanswered one; the old one is declined, not lost.
+            if previous.cancel_timeout:
+                previous.cancel_timeout()
+            self._fire(
+                Outcome(
+                    previous.span,
+                    Verdict.DECLINED,
+                    previous.call.entity_id,
+                    previous.call.service,
+                    previous.tier,
+                    reason="superseded",
+                ),
+                conversation_id,
+                previous.user_id,
+            )
+        pending = _Pending(call, span, tier, turn.context.user_id)
+
+        @callback
+        def _expire(_now: Any) -> None:
+            if self._pending.get(conversation_id) is pending:
+                del self._pending[conversation_id]
+                self._fire(
+                    Outcome(span, Verdict.DECLINED, call.entity_id, call.service, tier, "timeout"),
+                    conversation_id,
+                    pending.user_id,
+                )
+
+        pending.cancel_timeout = async_call_later(self._hass, CONFIRM_TIMEOUT_S, _expire)
+        self._pending[conversation_id] = pending
+
+    def _name(self, entity_id: str) -> str:
+        entity = self.index.registry.get(entity_id)
+        return entity.name if entity else entity_id
+
+    def _fire(self, outcome: Outcome, conversation_id: str, user_id: str | None) -> None:
+        data = {
+            "verdict": outcome.verdict.value,
+            "span": outcome.span,
+            "entity_id": outcome.entity_id,
+            "service": outcome.service,
+            "tier": outcome.tier.value if outcome.tier else None,
+            "reason": outcome.reason,
+            "conversation_id": conversation_id,
+            "user_id": user_id,
+        }
+        self._hass.bus.async_fire(EVENT_INTENT_CAPTURED, data)
+        async_dispatcher_send(self._hass, signal_intent(self._entry_id), data)
+
+
+def _action_words(call: ValidatedCall, name: str) -> str:
+    return f"{call.service.replace('_', ' ')} {name}"
+
+
+def _describe(state: str, attributes: Mapping[str, Any]) -> str:
+    shown = {
+        k: v
+        for k, v in attributes.items()
+        if k not in {"friendly_name", "icon", "supported_features", "entity_picture"}
+        and isinstance(v, str | int | float | bool)
+    }
+    extra = ", ".join(f"{k}: {v}" for k, v in sorted(shown.items()))
+    return f"{state} ({extra})" if extra else state

@@ -1,0 +1,48 @@
+"""Event entity: every captured action span, with its verdict as the event type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.components.event import EventEntity
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
+from homeassistant.helpers.entity_platform import AddEntitiesCallback
+
+from .act.organ import Verdict, signal_intent
+from .entity import AltoEntity
+from .runtime import AltoConfigEntry
+
+PARALLEL_UPDATES = 0
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+) -> None:
+    """Add the intents event entity."""
+    async_add_entities([IntentsEvent(entry)])
+
+
+class IntentsEvent(AltoEntity, EventEntity):
+    """`event.alto_intents`: automations trigger on a verdict and read the span's attributes."""
+
+    _attr_translation_key = "intents"
+    def __init__(self, entry: AltoConfigEntry) -> None:
+        """One per config entry."""
+        super().__init__(entry, "intents")
+        self._attr_event_types = [v.value for v in Verdict]
+
+    async def async_added_to_hass(self) -> None:
+        """Listen to the action organ."""
+        await super().async_added_to_hass()
+        self.async_on_remove(
+            async_dispatcher_connect(
+                self.hass, signal_intent(self.entry.entry_id), self._async_on_intent
+            )
+        )
+
+    @callback
+    def _async_on_intent(self, data: dict[str, Any]) -> None:
+        attributes = {k: v for k, v in data.items() if k != "verdict"}
+        self._trigger_event(data["verdict"], attributes)
+        self.async_write_ha_state()

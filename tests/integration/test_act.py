@@ -1,0 +1,797 @@
+"""The action organ end to end: a captured ¤span¤ goes through the executor, the guard, the
+consent tiers and the effector into a real Home Assistant with the `demo` devices.
+
+The fake Ollama answers the executor (the one request with a `format` schema) from proposals
+keyed by span, and every conversational request (no `format`) from a queue of replies.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import deque
+from collections.abc import AsyncGenerator, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from homeassistant.components import conversation, persistent_notification
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
+from homeassistant.const import EVENT_CALL_SERVICE, Platform
+from homeassistant.core import Context, Event, HomeAssistant
+from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import intent
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    async_fire_time_changed,
+)
+
+from ..fake_ollama import ChatReply, FakeOllama, last_user_text
+
+AGENT = "conversation.alto"
+EVENT = "alto_intent_captured"
+EVENT_ENTITY = "event.alto_intents"
+BREADCRUMB = "Earlier this session Alto carried out:"
+EVENT_KEYS = {
+    "verdict",
+    "span",
+    "entity_id",
+    "service",
+    "tier",
+    "reason",
+    "conversation_id",
+    "user_id",
+}
+VERDICTS = {"executed", "refused", "awaiting_confirmation", "confirmed", "declined", "failed"}
+NONE = {"tool": "none"}
+DEMO = "homeassistant.components.demo"
+ALTO_PACKAGE = Path(__file__).parents[2] / "custom_components" / "alto"
+
+
+# --- harness ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def demo_home(hass: HomeAssistant) -> AsyncGenerator[None]:
+    """HA's demo lights, locks, covers, climates and switches (locks act without delay)."""
+    platforms = [Platform.LIGHT, Platform.LOCK, Platform.COVER, Platform.CLIMATE, Platform.SWITCH]
+    with (
+        patch(
+            "homeassistant.components.demo.COMPONENTS_WITH_CONFIG_ENTRY_DEMO_PLATFORM", platforms
+        ),
+        patch(f"{DEMO}.lock.LOCK_UNLOCK_DELAY", 0),
+    ):
+        assert await async_setup_component(hass, "demo", {})
+        await hass.async_block_till_done()
+        assert hass.states.get("light.bed_light").state == "off"
+        assert hass.states.get("lock.front_door").state == "locked"
+        yield
+        # Unload while the platform list is still patched (HA unloads the same list).
+        for entry in hass.config_entries.async_entries("demo"):
+            await hass.config_entries.async_unload(entry.entry_id)
+
+
+@pytest.fixture
+async def alto(demo_home: None, setup_alto: MockConfigEntry) -> MockConfigEntry:
+    """Alto set up after the demo home."""
+    return setup_alto
+
+
+@pytest.fixture
+def front_door_exposed(hass: HomeAssistant, alto: MockConfigEntry) -> None:
+    """Locks are not exposed by default; expose the front door to Assist."""
+    async_expose_entity(hass, "conversation", "lock.front_door", True)
+
+
+class Script:
+    """Scripted model: proposals for the executor by span, replies for the conversation."""
+
+    def __init__(self, fake: FakeOllama) -> None:
+        self.fake = fake
+        self.proposals: dict[str, ChatReply] = {}
+        self.replies: deque[ChatReply] = deque()
+        fake.when(lambda body: bool(body.get("format")), self._propose)
+        fake.when(lambda body: not body.get("format"), self._reply)
+
+    def propose(self, span: str, proposal: dict[str, Any] | str | ChatReply) -> None:
+        """What the executor answers for the span `span`."""
+        if isinstance(proposal, dict):
+            proposal = json.dumps(proposal)
+        self.proposals[span] = ChatReply.text(proposal) if isinstance(proposal, str) else proposal
+
+    def say(self, *replies: str | ChatReply) -> None:
+        """Queue the model's raw conversational outputs, in order."""
+        for reply in replies:
+            self.replies.append(ChatReply.text(reply) if isinstance(reply, str) else reply)
+
+    def _propose(self, body: dict[str, Any]) -> ChatReply:
+        text = last_user_text(body)
+        # Longest span first, so "yes" never shadows a span that contains it.
+        for span in sorted(self.proposals, key=len, reverse=True):
+            if span in text:
+                return self.proposals[span]
+        return ChatReply.text(json.dumps(NONE))
+
+    def _reply(self, body: dict[str, Any]) -> ChatReply:
+        return self.replies.popleft() if self.replies else ChatReply.text("¦Okay.¦")
+
+    @property
+    def executor_requests(self) -> list[dict[str, Any]]:
+        return [body for body in self.fake.chat_requests if body.get("format")]
+
+    @property
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        return [body for body in self.fake.chat_requests if not body.get("format")]
+
+
+@pytest.fixture
+def script(fake_ollama: FakeOllama) -> Iterator[Script]:
+    """The scripted model; afterwards, no request of the test carried tools."""
+    scripted = Script(fake_ollama)
+    yield scripted
+    for body in fake_ollama.chat_requests:
+        assert not body.get("tools"), f"a chat request carried tools: {body.get('tools')}"
+
+
+@pytest.fixture
+def intents(hass: HomeAssistant) -> list[Event]:
+    """Every `alto_intent_captured` event."""
+    return async_capture_events(hass, EVENT)
+
+
+@pytest.fixture
+def service_calls(hass: HomeAssistant) -> list[Event]:
+    """Every service call on the bus (Alto's and anyone's)."""
+    return async_capture_events(hass, EVENT_CALL_SERVICE)
+
+
+async def converse(
+    hass: HomeAssistant,
+    text: str,
+    conversation_id: str | None = None,
+    context: Context | None = None,
+    device_id: str | None = None,
+) -> conversation.ConversationResult:
+    result = await conversation.async_converse(
+        hass,
+        text,
+        conversation_id,
+        context or Context(),
+        language="en",
+        agent_id=AGENT,
+        device_id=device_id,
+    )
+    await hass.async_block_till_done()
+    return result
+
+
+def speech(result: conversation.ConversationResult) -> str:
+    return result.response.speech["plain"]["speech"]
+
+
+def answered(result: conversation.ConversationResult) -> bool:
+    return result.response.response_type is not intent.IntentResponseType.ERROR and bool(
+        speech(result)
+    )
+
+
+def verdicts(events: list[Event]) -> list[str]:
+    return [event.data["verdict"] for event in events]
+
+
+def only(events: list[Event]) -> dict[str, Any]:
+    """The data of the one event; also checks its shape."""
+    assert len(events) == 1, [event.data for event in events]
+    data = dict(events[0].data)
+    assert data.keys() >= EVENT_KEYS, data
+    assert data["verdict"] in VERDICTS
+    return data
+
+
+def service_of(data: dict[str, Any]) -> str:
+    """The service named by an event, without a domain prefix."""
+    return str(data["service"]).rpartition(".")[2]
+
+
+def calls_to(events: list[Event], *domains: str) -> list[dict[str, Any]]:
+    return [dict(event.data) for event in events if event.data.get("domain") in domains]
+
+
+def notifications(hass: HomeAssistant) -> list[str]:
+    """Persistent notifications, less HA's own "new devices discovered" one."""
+    return [
+        f"{note.get('title') or ''} {note.get('message') or ''}"
+        for key, note in persistent_notification._async_get_or_create_notifications(hass).items()
+        if key != "config_entry_discovery"
+    ]
+
+
+def has_breadcrumb(body: dict[str, Any]) -> bool:
+    return any(
+        m.get("role") == "assistant" and BREADCRUMB in str(m.get("content"))
+        for m in body["messages"]
+    )
+
+
+def call(entity: str, service: str, **data: Any) -> dict[str, Any]:
+    return {"tool": "call_ha_service", "entity": entity, "service": service, "data": data}
+
+
+# --- execution ------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_span_turns_on_an_exposed_light(
+    hass: HomeAssistant, script: Script, intents: list[Event], hass_admin_user
+) -> None:
+    script.say("Sure. ¤turn on the bed light¤¦Turning on the bed light.¦")
+    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    context = Context(user_id=hass_admin_user.id)
+    result = await converse(hass, "bed light on please", context=context)
+
+    assert speech(result) == "Turning on the bed light."
+    assert hass.states.get("light.bed_light").state == "on"
+    data = only(intents)
+    assert data["verdict"] == "executed"
+    assert data["span"] == "turn on the bed light"
+    assert data["entity_id"] == "light.bed_light"
+    assert service_of(data) == "turn_on"
+    assert data["tier"] == "autonomous"
+    assert data["conversation_id"] == result.conversation_id
+    assert data["user_id"] == hass_admin_user.id
+    # Autonomous: no notification.
+    assert notifications(hass) == []
+
+    state = hass.states.get(EVENT_ENTITY)
+    assert state is not None
+    assert dt_util.parse_datetime(state.state) is not None
+    assert state.attributes["event_type"] == "executed"
+    assert state.attributes["entity_id"] == "light.bed_light"
+    assert state.attributes["span"] == "turn on the bed light"
+    assert state.attributes["tier"] == "autonomous"
+    assert state.attributes["conversation_id"] == result.conversation_id
+    assert state.attributes["user_id"] == hass_admin_user.id
+
+
+@pytest.mark.usefixtures("alto")
+async def test_service_data_reaches_the_device(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤dim the kitchen lights to half¤¦Dimming.¦")
+    script.propose(
+        "dim the kitchen lights to half", call("light.kitchen_lights", "turn_on", brightness=128)
+    )
+    await converse(hass, "dim the kitchen")
+    assert only(intents)["verdict"] == "executed"
+    assert hass.states.get("light.kitchen_lights").attributes["brightness"] == 128
+
+
+@pytest.mark.usefixtures("alto")
+async def test_executor_request_has_a_fresh_context_and_a_schema(
+    hass: HomeAssistant, script: Script
+) -> None:
+    area = ar.async_get(hass).async_create("Bedroom")
+    satellite_entry = MockConfigEntry(domain="test")
+    satellite_entry.add_to_hass(hass)
+    satellite = dr.async_get(hass).async_get_or_create(
+        config_entry_id=satellite_entry.entry_id, identifiers={("test", "satellite")}
+    )
+    dr.async_get(hass).async_update_device(satellite.id, area_id=area.id)
+
+    script.say('pondering zebras ¤turn on the "bed" light¤¦Of course, my dear.¦')
+    script.propose('turn on the "bed" light', call("light.bed_light", "turn_on"))
+    await converse(hass, "the quokka wants light", device_id=satellite.id)
+
+    assert len(script.executor_requests) == 1
+    body = script.executor_requests[0]
+    assert isinstance(body["format"], dict)
+    assert body["stream"] is False
+    assert not body.get("tools")
+    messages = body["messages"]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert json.dumps('turn on the "bed" light') in messages[1]["content"]
+    assert "Bedroom" in messages[1]["content"]
+    # Nothing of the conversation: neither the utterance nor the model's thought or speech.
+    for private in ("quokka", "zebras", "my dear"):
+        assert private not in json.dumps(messages)
+    assert hass.states.get("light.bed_light").state == "on"
+
+
+@pytest.mark.usefixtures("alto")
+async def test_each_span_gets_one_executor_call(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤turn on the bed light¤ ¤turn off the ceiling lights¤¦Both done.¦")
+    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    script.propose("turn off the ceiling lights", call("light.ceiling_lights", "turn_off"))
+    await converse(hass, "swap the lights")
+    assert len(script.executor_requests) == 2
+    assert len(script.conversation_requests) == 1
+    assert verdicts(intents) == ["executed", "executed"]
+    assert hass.states.get("light.bed_light").state == "on"
+    assert hass.states.get("light.ceiling_lights").state == "off"
+
+
+# --- refusals -------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_unexposed_lock_is_refused(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    script.say("¤unlock the front door¤¦Unlocking.¦")
+    script.propose("unlock the front door", call("lock.front_door", "unlock"))
+    result = await converse(hass, "let me in")
+    assert answered(result)
+    data = only(intents)
+    assert data["verdict"] == "refused"
+    assert data["reason"] == "unknown_entity"
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert calls_to(service_calls, "lock") == []
+    assert hass.states.get(EVENT_ENTITY).attributes["event_type"] == "refused"
+
+
+@pytest.mark.usefixtures("alto")
+@pytest.mark.parametrize(
+    ("proposal", "reason"),
+    [
+        # The model's domain is discarded: the registry says light, and lights cannot unlock.
+        (
+            {
+                "tool": "call_ha_service",
+                "entity": "light.bed_light",
+                "service": "unlock",
+                "domain": "lock",
+            },
+            "service_not_allowed",
+        ),
+        (call("light.bed_light", "lock.unlock"), "service_not_allowed"),
+        (call("switch.ac", "light.turn_on"), "service_not_allowed"),
+        (call("light.bed_light", "turn_on", entity_id="lock.front_door"), "entity_smuggled"),
+        (call("light.bed_light", "turn_on", flash="long"), "bad_data_key"),
+    ],
+)
+async def test_spoofed_or_foreign_service_is_refused(
+    hass: HomeAssistant,
+    script: Script,
+    intents: list[Event],
+    service_calls: list[Event],
+    *,
+    proposal: dict[str, Any],
+    reason: str,
+) -> None:
+    async_expose_entity(hass, "conversation", "lock.front_door", True)
+    script.say("¤do the thing¤¦Done.¦")
+    script.propose("do the thing", proposal)
+    await converse(hass, "do it")
+    data = only(intents)
+    assert (data["verdict"], data["reason"]) == ("refused", reason)
+    assert calls_to(service_calls, "light", "lock", "switch") == []
+    assert hass.states.get("light.bed_light").state == "off"
+    assert hass.states.get("switch.ac").state == "off"
+    assert hass.states.get("lock.front_door").state == "locked"
+
+
+@pytest.mark.usefixtures("alto")
+async def test_climate_temperature_out_of_range_is_refused(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    before = hass.states.get("climate.hvac").attributes["temperature"]
+    script.say("¤set the hvac to 40 degrees¤¦Setting it.¦")
+    script.propose(
+        "set the hvac to 40 degrees", call("climate.hvac", "set_temperature", temperature=40)
+    )
+    await converse(hass, "make it hot")
+    data = only(intents)
+    assert (data["verdict"], data["reason"]) == ("refused", "bad_data_value")
+    assert hass.states.get("climate.hvac").attributes["temperature"] == before
+    assert calls_to(service_calls, "climate") == []
+    assert notifications(hass) == []
+
+
+@pytest.mark.usefixtures("alto")
+async def test_malformed_proposal_is_refused(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    script.say("¤turn on the bed light¤¦On it.¦")
+    script.propose("turn on the bed light", "Sure! I'll turn on light.bed_light for you.")
+    result = await converse(hass, "light")
+    assert answered(result)
+    data = only(intents)
+    assert (data["verdict"], data["reason"]) == ("refused", "malformed_proposal")
+    assert calls_to(service_calls, "light") == []
+    assert hass.states.get("light.bed_light").state == "off"
+
+
+@pytest.mark.usefixtures("alto")
+async def test_executor_http_error_still_answers(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    script.say("¤turn on the bed light¤¦On it.¦")
+    script.propose("turn on the bed light", ChatReply(status=500, error="CUDA out of memory"))
+    result = await converse(hass, "light")
+    assert answered(result)
+    assert "On it." in speech(result)
+    assert only(intents)["verdict"] in {"failed", "refused"}
+    assert calls_to(service_calls, "light") == []
+    assert hass.states.get("light.bed_light").state == "off"
+    # The next turn works normally.
+    script.say("¦Still here.¦")
+    assert speech(await converse(hass, "hello?", result.conversation_id)) == "Still here."
+
+
+@pytest.mark.usefixtures("alto")
+async def test_none_proposal_changes_nothing(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    script.say("¤make me a sandwich¤¦I can't cook.¦")
+    script.propose("make me a sandwich", NONE)
+    result = await converse(hass, "sandwich")
+    assert speech(result) == "I can't cook."
+    assert only(intents)["verdict"] == "refused"
+    assert service_calls == []
+
+
+# --- tiers ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_act_and_notify_executes_and_notifies(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
+    script.propose(
+        "set the hvac to 23 degrees", call("climate.hvac", "set_temperature", temperature=23)
+    )
+    await converse(hass, "a bit warmer")
+    data = only(intents)
+    assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
+    assert hass.states.get("climate.hvac").attributes["temperature"] == 23
+    notes = notifications(hass)
+    assert len(notes) == 1
+    assert "climate.hvac" in notes[0] or "Hvac" in notes[0]
+
+
+@pytest.mark.usefixtures("alto")
+async def test_ordinary_cover_is_act_and_notify(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤open the kitchen window¤¦Opening.¦")
+    script.propose("open the kitchen window", call("cover.kitchen_window", "open_cover"))
+    await converse(hass, "air please")
+    data = only(intents)
+    assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
+    assert hass.states.get("cover.kitchen_window").state == "open"
+    assert len(notifications(hass)) == 1
+
+
+class TestConsentOverrides:
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        return {
+            "consent": {"climate": "autonomous", "light": "confirm_first", "cover": "autonomous"}
+        }
+
+    @pytest.mark.usefixtures("alto")
+    async def test_override_makes_climate_autonomous(
+        self, hass: HomeAssistant, script: Script, intents: list[Event]
+    ) -> None:
+        script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
+        script.propose(
+            "set the hvac to 23 degrees", call("climate.hvac", "set_temperature", temperature=23)
+        )
+        await converse(hass, "a bit warmer")
+        assert (only(intents)["verdict"], only(intents)["tier"]) == ("executed", "autonomous")
+        assert hass.states.get("climate.hvac").attributes["temperature"] == 23
+        assert notifications(hass) == []
+
+    @pytest.mark.usefixtures("alto")
+    async def test_override_makes_lights_confirm_first(
+        self, hass: HomeAssistant, script: Script, intents: list[Event]
+    ) -> None:
+        script.say("¤turn on the bed light¤¦Turning it on.¦")
+        script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+        result = await converse(hass, "bed light")
+        data = only(intents)
+        assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
+        assert hass.states.get("light.bed_light").state == "off"
+        assert speech(result).endswith("?")
+
+    @pytest.mark.usefixtures("alto")
+    async def test_garage_stays_confirm_first_despite_cover_override(
+        self, hass: HomeAssistant, script: Script, intents: list[Event]
+    ) -> None:
+        script.say("¤open the garage door¤¦Opening the garage.¦")
+        script.propose("open the garage door", call("cover.garage_door", "open_cover"))
+        await converse(hass, "garage")
+        data = only(intents)
+        assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
+        assert hass.states.get("cover.garage_door").state == "closed"
+
+
+# --- confirm first --------------------------------------------------------------------------
+
+
+async def _ask_to_unlock(hass: HomeAssistant, script: Script) -> conversation.ConversationResult:
+    script.say("¤unlock the front door¤¦Unlocking the front door.¦")
+    script.propose("unlock the front door", call("lock.front_door", "unlock"))
+    result = await converse(hass, "unlock the front door")
+    assert hass.states.get("lock.front_door").state == "locked"
+    return result
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_unlock_waits_for_the_users_yes(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    first = await _ask_to_unlock(hass, script)
+    assert speech(first).startswith("Unlocking the front door.")
+    assert speech(first).endswith("?")
+    data = only(intents)
+    assert data["verdict"] == "awaiting_confirmation"
+    assert data["tier"] == "confirm_first"
+    assert data["entity_id"] == "lock.front_door"
+    assert service_of(data) == "unlock"
+    assert hass.states.get(EVENT_ENTITY).attributes["event_type"] == "awaiting_confirmation"
+    executor_calls = len(script.executor_requests)
+
+    intents.clear()
+    second = await converse(hass, "yes", first.conversation_id)
+    assert answered(second)
+    assert hass.states.get("lock.front_door").state == "unlocked"
+    data = only(intents)
+    assert data["verdict"] == "confirmed"
+    assert data["entity_id"] == "lock.front_door"
+    assert data["conversation_id"] == first.conversation_id
+    assert hass.states.get(EVENT_ENTITY).attributes["event_type"] == "confirmed"
+    # The held call runs; the executor is not asked again.
+    assert len(script.executor_requests) == executor_calls
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_the_model_saying_yes_never_confirms(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    # The model tries in the same turn as the request...
+    script.say("¤unlock the front door¤¦Unlocking.¦ ¦yes¦ ¤yes¤")
+    script.propose("unlock the front door", call("lock.front_door", "unlock"))
+    script.propose("yes", call("lock.front_door", "unlock"))
+    first = await converse(hass, "unlock the front door")
+    assert hass.states.get("lock.front_door").state == "locked"
+    # ...and in the next turn, while the user says something else.
+    script.say("¦yes¦ ¤yes¤ ¦Yes, confirmed.¦")
+    await converse(hass, "hmm, what time is it?", first.conversation_id)
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert "confirmed" not in verdicts(intents)
+    assert "executed" not in verdicts(intents)
+    assert "declined" in verdicts(intents)
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_users_no_declines(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    first = await _ask_to_unlock(hass, script)
+    intents.clear()
+    second = await converse(hass, "no", first.conversation_id)
+    assert answered(second)
+    data = only(intents)
+    assert data["verdict"] == "declined"
+    assert data["entity_id"] == "lock.front_door"
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert calls_to(service_calls, "lock") == []
+    # A later yes has nothing left to confirm.
+    await converse(hass, "yes", first.conversation_id)
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert "confirmed" not in verdicts(intents)
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_anything_but_yes_declines(hass: HomeAssistant, script: Script, intents) -> None:
+    first = await _ask_to_unlock(hass, script)
+    intents.clear()
+    await converse(hass, "yes, and also turn on the bed light", first.conversation_id)
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert "declined" in verdicts(intents)
+    assert "confirmed" not in verdicts(intents)
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_confirmation_times_out(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    first = await _ask_to_unlock(hass, script)
+    intents.clear()
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=61))
+    await hass.async_block_till_done()
+    data = only(intents)
+    assert data["verdict"] == "declined"
+    assert data["entity_id"] == "lock.front_door"
+    assert data["conversation_id"] == first.conversation_id
+    await converse(hass, "yes", first.conversation_id)
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert "confirmed" not in verdicts(intents)
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+async def test_yes_in_another_conversation_does_not_confirm(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    await _ask_to_unlock(hass, script)
+    await converse(hass, "yes")  # a new conversation
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert "confirmed" not in verdicts(intents)
+
+
+@pytest.mark.usefixtures("alto")
+async def test_garage_door_is_confirm_first(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤open the garage door¤¦Opening the garage.¦")
+    script.propose("open the garage door", call("cover.garage_door", "open_cover"))
+    first = await converse(hass, "open the garage")
+    assert speech(first).endswith("?")
+    data = only(intents)
+    assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
+    assert hass.states.get("cover.garage_door").state == "closed"
+    intents.clear()
+    await converse(hass, "yes please", first.conversation_id)
+    assert only(intents)["verdict"] == "confirmed"
+    assert hass.states.get("cover.garage_door").state == "open"
+
+
+# --- effector permissions -------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_read_only_users_context_fails(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    guest = await hass.auth.async_create_user("guest", group_ids=["system-read-only"])
+    script.say("¤turn on the bed light¤¦Turning it on.¦")
+    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    result = await converse(hass, "bed light", context=Context(user_id=guest.id))
+    assert answered(result)
+    data = only(intents)
+    assert data["verdict"] == "failed"
+    assert data["user_id"] == guest.id
+    assert data["entity_id"] == "light.bed_light"
+    assert hass.states.get("light.bed_light").state == "off"
+    # No breadcrumb for a failed call.
+    script.say("¦ok¦")
+    await converse(hass, "and?", result.conversation_id, context=Context(user_id=guest.id))
+    assert not has_breadcrumb(script.conversation_requests[-1])
+
+
+# --- breadcrumbs ----------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_breadcrumb_after_success_only_in_that_conversation(
+    hass: HomeAssistant, script: Script
+) -> None:
+    script.say("¤turn on the bed light¤¦Done.¦")
+    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    first = await converse(hass, "bed light")
+    assert not has_breadcrumb(script.conversation_requests[-1])
+
+    await converse(hass, "thanks", first.conversation_id)
+    body = script.conversation_requests[-1]
+    crumbs = [
+        m["content"]
+        for m in body["messages"]
+        if m["role"] == "assistant" and BREADCRUMB in m["content"]
+    ]
+    assert len(crumbs) == 1
+    assert "turn_on" in crumbs[0]
+    assert "light.bed_light" in crumbs[0] or "Bed Light" in crumbs[0]
+
+    await converse(hass, "hello")  # another conversation
+    assert not has_breadcrumb(script.conversation_requests[-1])
+
+
+@pytest.mark.usefixtures("front_door_exposed")
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        "not json at all",
+        call("lock.kitchen_door", "lock"),  # unexposed: refused
+        call("climate.hvac", "set_temperature", temperature=99),  # refused
+        call("lock.front_door", "unlock"),  # awaiting confirmation
+    ],
+)
+async def test_no_breadcrumb_without_success(
+    hass: HomeAssistant, script: Script, proposal: dict[str, Any] | str
+) -> None:
+    script.say("¤do the thing¤¦Doing the thing.¦")
+    script.propose("do the thing", proposal)
+    first = await converse(hass, "do the thing")
+    await converse(hass, "so?", first.conversation_id)  # also declines a held call
+    for body in script.conversation_requests:
+        assert not has_breadcrumb(body)
+        assert "carried out" not in json.dumps(body["messages"][1:])
+
+
+# --- reads ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("alto")
+async def test_read_span_gets_one_follow_up_with_the_state(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
+) -> None:
+    assert hass.states.get("climate.hvac").state == "cool"
+    script.say("¤check the hvac¤", "¦The air conditioner is cooling.¦")
+    script.propose("check the hvac", {"tool": "get_device_state", "entity": "climate.hvac"})
+    result = await converse(hass, "is the AC running?")
+
+    assert speech(result) == "The air conditioner is cooling."
+    bodies = script.fake.chat_requests
+    assert [bool(b.get("format")) for b in bodies] == [False, True, False]
+    first, follow_up = bodies[0], bodies[2]
+    assert not follow_up.get("tools") and not follow_up.get("format")
+    new = [m for m in follow_up["messages"] if m not in first["messages"]]
+    assert new, "the follow-up must add the read result"
+    assert "cool" in json.dumps(new)
+    assert "climate.hvac" in json.dumps(new) or "Hvac" in json.dumps(new)
+    data = only(intents)
+    assert data["verdict"] == "executed"
+    assert data["entity_id"] == "climate.hvac"
+    assert data["tier"] == "autonomous"
+    assert calls_to(service_calls, "climate") == []
+
+
+@pytest.mark.usefixtures("alto")
+async def test_read_of_an_unexposed_entity_is_refused_without_follow_up(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    script.say("¤is the front door locked¤¦Let me check.¦")
+    script.propose(
+        "is the front door locked", {"tool": "get_device_state", "entity": "lock.front_door"}
+    )
+    await converse(hass, "front door?")
+    assert len(script.conversation_requests) == 1
+    data = only(intents)
+    assert (data["verdict"], data["reason"]) == ("refused", "unknown_entity")
+    assert "locked" not in json.dumps(script.conversation_requests[0]["messages"][1:])
+
+
+# --- the one effector -----------------------------------------------------------------------
+
+
+def _service_call_sites() -> list[tuple[str, int, str]]:
+    """Every `<x>.services.async_call(` / `.services.call(` in Alto's package."""
+    sites = []
+    for path in sorted(ALTO_PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"async_call", "call"}
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr == "services"
+            ):
+                relative = path.relative_to(ALTO_PACKAGE).as_posix()
+                sites.append((relative, node.lineno, node.func.attr))
+    return sites
+
+
+def test_effector_is_the_only_service_call_site() -> None:
+    sites = _service_call_sites()
+    assert [(path, attr) for path, _, attr in sites] == [("act/effector.py", "async_call")], sites
+    # It blocks and carries the turn's context.
+    path, line, _ = sites[0]
+    tree = ast.parse((ALTO_PACKAGE / path).read_text(encoding="utf-8"))
+    node = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n, "lineno", 0) == line
+    )
+    keywords = {kw.arg: kw.value for kw in node.keywords}
+    assert isinstance(keywords.get("blocking"), ast.Constant)
+    assert keywords["blocking"].value is True
+    assert "context" in keywords
