@@ -1,0 +1,486 @@
+"""The Surfacer core: cue → fragment → render → verify, regenerate once, drop; never raises."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from custom_components.alto.surface.memory_view import MemoryView, Phrase, RecallView
+from custom_components.alto.surface.surfacer import (
+    SYSTEM_INSTRUCTION,
+    Heard,
+    NoopSurfacer,
+    Surfacer,
+    SurfacerOptions,
+    build_surfacer,
+    estimate_tokens,
+    trim_episode,
+)
+
+LOGGER_NAME = "custom_components.alto.surface.surfacer"
+MEMORY = {
+    "Maria": [
+        Phrase("Maria walks the dog every morning", "m1"),
+        Phrase("Maria is allergic to cats", "m2"),
+    ],
+    "Tom": [Phrase("Tom takes the bins out on Thursday night", "t1")],
+    "the boiler": [Phrase("the boiler was serviced on March 3 at 7:30", "b1")],
+}
+FAITHFUL = "I remember Maria walks the dog every morning."
+
+
+@dataclass
+class View:
+    """A memory view scoped per viewer: `visible` maps a viewer to the names it may see."""
+
+    memory: dict[str, list[Phrase]] = field(default_factory=lambda: dict(MEMORY))
+    visible: dict[str | None, list[str]] | None = None
+    recalled: list[tuple[str, Phrase]] = field(default_factory=list)
+    fail: str | None = None  # "known_names" | "phrases" | "recall"
+    calls: list[tuple[str, Any, str | None]] = field(default_factory=list)
+
+    async def known_names(self, viewer: str | None) -> list[str]:
+        self.calls.append(("known_names", None, viewer))
+        if self.fail == "known_names":
+            raise ConnectionError("store unreachable")
+        if self.visible is not None:
+            return list(self.visible.get(viewer, []))
+        return list(self.memory)
+
+    async def phrases(self, name: str, viewer: str | None) -> list[Phrase]:
+        self.calls.append(("phrases", name, viewer))
+        if self.fail == "phrases":
+            raise RuntimeError("collection is gone")
+        if self.visible is not None and name not in self.visible.get(viewer, []):
+            return []
+        return list(self.memory.get(name, []))
+
+    async def recall(self, utterance: str, viewer: str | None, limit: int) -> list:
+        self.calls.append(("recall", (utterance, limit), viewer))
+        if self.fail == "recall":
+            raise TimeoutError("embedding model busy")
+        return self.recalled[:limit]
+
+
+class Renderer:
+    """The render callable: answers from a script (a str, an exception, or a callable)."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.calls: list[list[dict[str, str]]] = []
+
+    async def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.calls.append(messages)
+        answer = self.answers[min(len(self.calls), len(self.answers)) - 1]
+        if isinstance(answer, BaseException):
+            raise answer
+        if callable(answer):
+            return await answer(messages)
+        return answer
+
+
+def material(call: list[dict[str, str]]) -> str:
+    """The first user message of a render call: the fragment and context the model saw."""
+    return call[1]["content"]
+
+
+async def surface(view: View, renderer: Renderer, heard: Heard, **options: Any) -> Any:
+    return await Surfacer(view, renderer, SurfacerOptions(**options)).surface_from_heard(heard)
+
+
+# --- the happy path ------------------------------------------------------------------------------
+
+
+async def test_named_entity_surfaces_a_verified_thought() -> None:
+    view, renderer = View(), Renderer(FAITHFUL)
+    outcome = await surface(view, renderer, Heard("Is Maria coming round later?", "u1"))
+    assert outcome.verdict == "surfaced"
+    assert outcome.thought == FAITHFUL
+    assert outcome.source_ids == ["m1"]  # the phrase the thought draws on, not every phrase
+    assert outcome.failure_modes == []
+    assert outcome.attempts == 1
+    assert len(renderer.calls) == 1
+    call = renderer.calls[0]
+    assert call[0] == {"role": "system", "content": SYSTEM_INSTRUCTION}
+    seen = material(call)
+    assert '"Maria walks the dog every morning"' in seen
+    assert '"Maria is allergic to cats"' in seen
+    assert "Tom" not in seen and "boiler" not in seen  # only cued entities reach the model
+    assert "Is Maria coming round later?" in seen
+
+
+def test_instruction_asks_for_one_extractive_first_person_thought() -> None:
+    assert "ONE short first-person thought" in SYSTEM_INSTRUCTION
+    assert "I remember" in SYSTEM_INSTRUCTION and "Maria told me" in SYSTEM_INSTRUCTION
+    assert "exactly" in SYSTEM_INSTRUCTION
+    assert "never quote" in SYSTEM_INSTRUCTION
+
+
+async def test_quoting_surrounds_are_stripped_from_the_render() -> None:
+    outcome = await surface(View(), Renderer(f"  “{FAITHFUL}”\n"), Heard("Maria?"))
+    assert outcome.verdict == "surfaced" and outcome.thought == FAITHFUL
+
+
+async def test_thought_with_no_shared_content_word_cites_the_whole_fragment() -> None:
+    outcome = await surface(View(), Renderer("I remember Maria."), Heard("Maria?"))
+    assert outcome.verdict == "surfaced"
+    assert outcome.source_ids == ["m1", "m2"]
+
+
+async def test_at_most_three_cues_longest_first() -> None:
+    view = View()
+    view.memory = {**MEMORY, "Maria Lopez": [Phrase("Maria Lopez lives next door", "l1")]}
+    renderer = Renderer("I remember Tom takes the bins out on Thursday night.")
+    heard = Heard("Tom, Maria Lopez and the boiler man and Maria again", "u1")
+    outcome = await surface(view, renderer, heard)
+    asked = [name for kind, name, _ in view.calls if kind == "phrases"]
+    # "Maria" alone is cued by its second mention; "Tom", the shortest, is the fourth cue.
+    assert asked == ["Maria Lopez", "the boiler", "Maria"]
+    assert "Tom takes" not in material(renderer.calls[0])
+    assert outcome.verdict == "dropped"  # Tom's phrase was not licensed this turn
+
+
+# --- regenerate once, then drop -------------------------------------------------------------------
+
+
+async def test_fabricated_render_is_regenerated_once_then_dropped() -> None:
+    bad = "I remember Maria's awful habit of walking the dog every evening."
+    renderer = Renderer(bad, bad, FAITHFUL)
+    outcome = await surface(View(), renderer, Heard("Maria?", "u1"))
+    assert outcome.verdict == "dropped"
+    assert outcome.thought is None
+    assert outcome.attempts == 2
+    assert len(renderer.calls) == 2  # exactly one regeneration; the faithful third is never asked
+    assert {"framing", "untraceable"} <= set(outcome.failure_modes)
+    assert outcome.source_ids == ["m1", "m2"]  # what the model saw, for the trace
+    second = renderer.calls[1]
+    assert second[:2] == renderer.calls[0]
+    assert second[2] == {"role": "assistant", "content": bad}
+    follow_up = second[3]
+    assert follow_up["role"] == "user"
+    for span in ('"awful"', '"habit"', '"evening"'):
+        assert span in follow_up["content"]
+    assert "dog" not in follow_up["content"]  # only the untraceable spans are named
+
+
+async def test_faithful_second_attempt_after_a_bad_first_is_surfaced() -> None:
+    renderer = Renderer("I remember Maria walks the cat every evening.", FAITHFUL)
+    outcome = await surface(View(), renderer, Heard("What about Maria?"))
+    assert outcome.verdict == "surfaced"
+    assert outcome.thought == FAITHFUL
+    assert outcome.attempts == 2
+    assert outcome.failure_modes == ["untraceable"]
+    assert '"evening"' in renderer.calls[1][-1]["content"]
+
+
+async def test_misattributed_and_altered_precise_items_are_dropped() -> None:
+    renderer = Renderer(
+        "I remember Tom walks the dog every morning.",
+        "I remember the boiler was serviced on March 4 at 7:30.",
+    )
+    outcome = await surface(View(), renderer, Heard("Did Tom or Maria fix the boiler?"))
+    assert outcome.verdict == "dropped"
+    assert "misattributed" in outcome.failure_modes and "precise" in outcome.failure_modes
+
+
+async def test_echo_of_the_current_utterance_is_not_a_memory() -> None:
+    renderer = Renderer("I remember Maria is bringing a cake.")
+    outcome = await surface(View(), renderer, Heard("Maria is bringing a cake tonight"))
+    assert outcome.verdict == "dropped"
+    assert "echo" in outcome.failure_modes
+
+
+async def test_empty_render_is_dropped_without_regenerating() -> None:
+    renderer = Renderer("   ")
+    outcome = await surface(View(), renderer, Heard("Maria?"))
+    assert (outcome.verdict, outcome.attempts, outcome.failure_modes) == ("dropped", 1, ["empty"])
+    assert len(renderer.calls) == 1
+
+
+# --- no cue, no call ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What's the weather like tomorrow?",
+        "Mariana said hi",  # a longer word containing a name is not the name
+        "tomorrow",
+        "",
+    ],
+)
+async def test_no_cue_means_no_model_call(text: str) -> None:
+    renderer = Renderer(FAITHFUL)
+    outcome = await surface(View(), renderer, Heard(text, "u1"))
+    assert outcome.verdict == "nothing"
+    assert outcome.thought is None and outcome.attempts == 0
+    assert renderer.calls == []
+
+
+async def test_a_cue_whose_phrases_are_empty_means_no_model_call() -> None:
+    view = View(memory={"Maria": []})
+    renderer = Renderer(FAITHFUL)
+    assert (await surface(view, renderer, Heard("Maria?"))).verdict == "nothing"
+    assert renderer.calls == []
+
+
+async def test_malformed_phrases_from_the_view_are_ignored() -> None:
+    view = View(memory={"Maria": ["a bare string", Phrase("", "x"), Phrase(3, "y")]})  # type: ignore[list-item]
+    renderer = Renderer(FAITHFUL)
+    assert (await surface(view, renderer, Heard("Maria?"))).verdict == "nothing"
+    assert renderer.calls == []
+
+
+# --- never raises ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["known_names", "phrases"])
+async def test_memory_view_raising_is_nothing_with_one_log_line(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    renderer = Renderer(FAITHFUL)
+    with caplog.at_level(logging.DEBUG, logger=LOGGER_NAME):
+        outcome = await surface(View(fail=where), renderer, Heard("Maria?", "u1"))
+    assert outcome.verdict == "nothing"
+    assert outcome.failure_modes == ["memory_error"]
+    assert renderer.calls == []
+    records = [r for r in caplog.records if r.name == LOGGER_NAME]
+    assert len(records) == 1 and records[0].levelno == logging.WARNING
+
+
+@pytest.mark.parametrize(
+    "failure", [ConnectionError("ollama down"), ValueError("bad json"), KeyError("message")]
+)
+async def test_render_raising_is_nothing_with_one_log_line(
+    failure: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    renderer = Renderer(failure)
+    with caplog.at_level(logging.DEBUG, logger=LOGGER_NAME):
+        outcome = await surface(View(), renderer, Heard("Maria?"))
+    assert outcome.verdict == "nothing"
+    assert outcome.thought is None
+    assert outcome.failure_modes == ["render_error"]
+    assert outcome.attempts == 1
+    assert len([r for r in caplog.records if r.name == LOGGER_NAME]) == 1
+
+
+async def test_render_raising_on_the_regeneration_is_nothing() -> None:
+    renderer = Renderer("I remember Maria walks the cat every evening.", OSError("reset"))
+    outcome = await surface(View(), renderer, Heard("Maria?"))
+    assert outcome.verdict == "nothing"
+    assert outcome.failure_modes == ["untraceable", "render_error"]
+    assert outcome.attempts == 2
+
+
+async def test_render_timeout_is_nothing() -> None:
+    async def slow(_messages: list[dict[str, str]]) -> str:
+        await asyncio.sleep(5)
+        return FAITHFUL
+
+    outcome = await surface(View(), Renderer(slow), Heard("Maria?"), render_timeout_s=0.01)
+    assert (outcome.verdict, outcome.failure_modes) == ("nothing", ["render_error"])
+
+
+async def test_render_returning_a_non_string_is_nothing() -> None:
+    outcome = await surface(View(), Renderer({"thought": FAITHFUL}), Heard("Maria?"))
+    assert (outcome.verdict, outcome.failure_modes) == ("nothing", ["render_error"])
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        Heard(None),  # type: ignore[arg-type]
+        Heard("Maria?", actor=42),  # type: ignore[arg-type]
+        Heard("Maria?", episode=None),  # type: ignore[arg-type]
+        object(),
+    ],
+)
+async def test_odd_heard_objects_never_raise(heard: Any) -> None:
+    outcome = await Surfacer(View(), Renderer(FAITHFUL)).surface_from_heard(heard)
+    assert outcome.verdict in ("surfaced", "nothing")
+
+
+async def test_cancellation_propagates() -> None:
+    started = asyncio.Event()
+
+    async def hang(_messages: list[dict[str, str]]) -> str:
+        started.set()
+        await asyncio.sleep(60)
+        return FAITHFUL
+
+    task = asyncio.create_task(surface(View(), Renderer(hang), Heard("Maria?")))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+# --- the episode: context only, newest kept, echoes dropped ---------------------------------------
+
+
+def test_trim_episode_keeps_the_newest_whole_turns_under_the_ceiling() -> None:
+    turns = [f"turn {n} " + "x" * 32 for n in range(6)]  # 40 characters = 10 tokens each
+    assert estimate_tokens(turns[0]) == 10
+    assert trim_episode(turns, 30) == turns[3:]
+    assert trim_episode(turns, 29) == turns[4:]
+    assert trim_episode(turns, 1000) == turns
+    assert trim_episode(turns, 5) == []
+    # A turn that does not fit stops the walk back: the context stays contiguous.
+    assert trim_episode(["short", "y" * 400, "newest"], 20) == ["newest"]
+
+
+async def test_episode_context_is_trimmed_to_the_ceiling_newest_kept() -> None:
+    episode = [f"user: message number {n:02d} about the weather and the garden" for n in range(200)]
+    renderer = Renderer(FAITHFUL)
+    heard = Heard("And Maria?", "u1", episode)
+    outcome = await surface(View(), renderer, heard)
+    assert outcome.verdict == "surfaced"
+    seen = material(renderer.calls[0])
+    kept = [turn for turn in episode if turn in seen]
+    assert kept == episode[-len(kept) :]  # a newest-ending stretch
+    assert episode[-1] in seen and episode[0] not in seen
+    assert sum(estimate_tokens(t) for t in kept) <= 1000
+    assert sum(estimate_tokens(t) for t in episode[-len(kept) - 1 :]) > 1000  # no room for more
+    assert seen.index("conversation so far") < seen.index("Memory phrases")
+
+
+async def test_a_smaller_ceiling_keeps_fewer_turns() -> None:
+    episode = ["a" * 40, "b" * 40, "c" * 40]
+    renderer = Renderer(FAITHFUL)
+    await surface(View(), renderer, Heard("Maria?", None, episode), episode_token_ceiling=20)
+    seen = material(renderer.calls[0])
+    assert "a" * 40 not in seen and "b" * 40 in seen and "c" * 40 in seen
+
+
+async def test_an_echo_of_an_episode_turn_is_dropped() -> None:
+    episode = ["user: Maria walks the dog every morning, you know.", "alto: Good to know."]
+    renderer = Renderer(FAITHFUL, FAITHFUL)
+    outcome = await surface(View(), renderer, Heard("What about Maria?", "u1", episode))
+    assert outcome.verdict == "dropped"
+    assert outcome.failure_modes == ["episode_echo"]
+    assert len(renderer.calls) == 2
+    assert "repeats something already said in the conversation" in renderer.calls[1][-1]["content"]
+
+
+async def test_after_an_episode_echo_a_new_memory_surfaces() -> None:
+    episode = ["user: Maria walks the dog every morning, you know."]
+    renderer = Renderer(FAITHFUL, "Maria told me she is allergic to cats.")
+    outcome = await surface(View(), renderer, Heard("What about Maria?", "u1", episode))
+    assert outcome.verdict == "surfaced"
+    assert outcome.thought == "Maria told me she is allergic to cats."
+    assert outcome.source_ids == ["m2"]
+    assert outcome.failure_modes == ["episode_echo"]
+
+
+async def test_a_memory_answering_the_current_utterance_is_not_an_episode_echo() -> None:
+    text = "Does Maria walk the dog every morning?"
+    renderer = Renderer(FAITHFUL)
+    outcome = await surface(View(), renderer, Heard(text, "u1", ["alto: Hello.", f"user: {text}"]))
+    assert outcome.verdict == "surfaced"
+
+
+async def test_a_render_spread_over_two_turns_is_not_an_echo() -> None:
+    episode = ["user: Maria walks a lot.", "user: The dog is fine every morning."]
+    outcome = await surface(View(), Renderer(FAITHFUL), Heard("Maria?", None, episode))
+    assert outcome.verdict == "surfaced"
+
+
+async def test_words_taken_from_the_episode_are_untraceable() -> None:
+    episode = ["user: Maria is visiting her sister in Leeds."]
+    renderer = Renderer("I remember Maria is visiting her sister in Leeds.")
+    outcome = await surface(View(), renderer, Heard("Maria?", None, episode))
+    assert outcome.verdict == "dropped"
+    assert {"untraceable", "precise"} <= set(outcome.failure_modes)
+
+
+# --- viewer scoping and the second retriever ------------------------------------------------------
+
+
+async def test_viewer_is_passed_to_every_memory_view_call() -> None:
+    view = View(recalled=[("Tom", MEMORY["Tom"][0])])
+    await surface(view, Renderer(FAITHFUL), Heard("Is Maria in?", "user-7"), recall=True)
+    assert {kind for kind, _, _ in view.calls} == {"known_names", "phrases", "recall"}
+    assert all(viewer == "user-7" for _, _, viewer in view.calls)
+
+
+async def test_unknown_speaker_is_viewer_none() -> None:
+    view = View()
+    await surface(view, Renderer(FAITHFUL), Heard("Is Maria in?"))
+    assert view.calls and all(viewer is None for _, _, viewer in view.calls)
+
+
+async def test_a_name_another_viewer_owns_does_not_cue() -> None:
+    view = View(visible={"u1": ["Maria"], "u2": ["Tom"]})
+    renderer = Renderer(FAITHFUL)
+    assert (await surface(view, renderer, Heard("Is Maria in?", "u2"))).verdict == "nothing"
+    assert renderer.calls == []
+    assert (await surface(view, renderer, Heard("Is Maria in?", "u1"))).verdict == "surfaced"
+
+
+async def test_recall_adds_to_the_fragment_only_when_on() -> None:
+    view = View(recalled=[("Tom", MEMORY["Tom"][0])])
+    renderer = Renderer("I remember Tom takes the bins out on Thursday night.")
+    off = await surface(view, renderer, Heard("Are the bins going out?"))
+    assert off.verdict == "nothing" and renderer.calls == []
+    assert "recall" not in {kind for kind, _, _ in view.calls}
+    on = await surface(view, renderer, Heard("Are the bins going out?"), recall=True)
+    assert on.verdict == "surfaced" and on.source_ids == ["t1"]
+    assert ("recall", ("Are the bins going out?", 4), None) in view.calls
+    assert "Tom takes the bins out" in material(renderer.calls[0])
+
+
+async def test_failing_recall_leaves_the_cued_path_working(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger=LOGGER_NAME):
+        outcome = await surface(
+            View(fail="recall"), Renderer(FAITHFUL), Heard("Maria?"), recall=True
+        )
+    assert outcome.verdict == "surfaced"
+    assert outcome.failure_modes == ["recall_error"]
+    assert len([r for r in caplog.records if r.name == LOGGER_NAME]) == 1
+
+
+async def test_a_view_without_recall_is_fine_with_recall_on() -> None:
+    class CuedOnly:
+        async def known_names(self, viewer: str | None) -> list[str]:
+            return ["Maria"]
+
+        async def phrases(self, name: str, viewer: str | None) -> list[Phrase]:
+            return MEMORY["Maria"]
+
+    view = CuedOnly()
+    assert isinstance(view, MemoryView) and not isinstance(view, RecallView)
+    outcome = await Surfacer(
+        view, Renderer(FAITHFUL), SurfacerOptions(recall=True)
+    ).surface_from_heard(Heard("Maria?"))
+    assert outcome.verdict == "surfaced"
+
+
+# --- the no-op ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("memory", "render"),
+    [(None, Renderer(FAITHFUL)), (View(), None), (None, None)],
+)
+async def test_build_surfacer_is_the_noop_when_a_part_is_missing(
+    memory: View | None, render: Callable | None
+) -> None:
+    surfacer = build_surfacer(memory, render)
+    assert isinstance(surfacer, NoopSurfacer)
+    outcome = await surfacer.surface_from_heard(Heard("Maria?"))
+    assert (outcome.verdict, outcome.thought, outcome.attempts) == ("nothing", None, 0)
+    if isinstance(render, Renderer):
+        assert render.calls == []
+
+
+async def test_build_surfacer_with_both_parts_surfaces() -> None:
+    surfacer = build_surfacer(View(), Renderer(FAITHFUL), SurfacerOptions(max_cues=1))
+    assert isinstance(surfacer, Surfacer) and surfacer.options.max_cues == 1
+    assert (await surfacer.surface_from_heard(Heard("Maria?"))).verdict == "surfaced"
