@@ -1,0 +1,407 @@
+"""Intake: the only writers of memory (`run_intake`, `remember`, `forget`).
+
+All three follow one order: decide everything in memory, append the journal entry (fsync'd),
+then apply the mutation to the store. Any refusal happens before the journal append, so a
+refused request leaves the journal file and the Chroma collections byte-identical. If the store
+write fails after the append, the entry is durable: reopen the store and `replay.reconcile` it.
+
+`run_intake(batch, ...)` admits 1..64 `IntakeInput`s whole or refuses them whole:
+
+1. `qualification.effective_mode` (status 12 before any model call: a direct request refuses,
+   conversation input falls back to mode 1); mode 0 retains nothing automatically;
+2. admission of every input (`pipeline.check_batch`); in mode 2 every call-1 prompt and output
+   reservation is checked before the first call;
+3. one `embed` call for the source texts (the source rows' vectors and the selection queries);
+4. mode 2: call 1 per input, strict parse; then the pre-write selection, correction table and
+   call 2 per input with accepted statements, strict parse; one `embed` call for every quote;
+5. `pipeline.assemble` (duplicate/stale targets, stale required references), journal, store.
+
+Callables (the HA layer adapts Ollama to them, see `ollama_io`):
+``call_model(messages, schema) -> str`` returns the complete raw response of one chat call
+(temperature 0, `format=schema`); ``embed(texts) -> list[list[float]]`` one vector per text.
+Both may raise; that refuses the batch. ``run_blocking(fn) -> awaitable`` runs blocking work:
+source segmentation, the journal append and the store write (HA: ``hass.async_add_executor_job``);
+by default it runs inline.
+Callers serialize writers (one intake, remember or forget at a time per store).
+
+Journal entry of an intake (see `journal` for the chain fields)::
+
+    {"op": "intake", "request": {"mode", "direct", "inputs": [IntakeInput.to_json()]},
+     "mode": effective mode, "status": 0 | 12, "model_digest", "processor_digest",
+     "profile_digest", "calls": [per input in mode 2: {"statement": call record,
+     "classification": call record, "selection": [[id, score]], "table": [TableEntry]}],
+     "mutation": Mutation.to_json(), "vectors": base64 float32 per upserted row}
+
+A call record is {"response": exact raw text, "model_digest", "processor_digest", "executed":
+0 | 1, "items": parsed item count, "spans": source span count (statement call only)}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from .journal import Journal
+from .parse import Classification, parse_statements
+from .pipeline import (
+    ClassificationPlan,
+    IntakeInput,
+    Provenance,
+    StatementPlan,
+    assemble,
+    check_batch,
+    classify,
+    forget_ids,
+    inferred_rows,
+    plan_classification,
+    plan_statements,
+    quotes,
+    source_row,
+)
+from .profile import processor_digest, profile_digest
+from .prompts import Message
+from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
+from .reasons import STATUS_OK, Reason, Refusal
+from .records import KIND_EXPLICIT, KIND_SOURCE, Mutation, Row
+from .schemas import Schema
+from .store import MemoryStore
+
+CallModel = Callable[[list[Message], Schema], Awaitable[str]]
+Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+NO_PAIRS = QualificationTable(frozenset())
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeResult:
+    """The outcome: admitted or refused (`refusal` says why; nothing was written).
+
+    `mode` is the effective mode (None when refused before one was chosen, and for forget),
+    `status` 0, 12 (unqualified pair: refused, or fallen back to mode 1) or 1 (other refusal).
+    `sequence` is the journal sequence written (0 when nothing was). `ids` holds, per input, the
+    object ids written (source row first, then inferred rows in order); for forget, one tuple of
+    every deleted id. `superseded` lists the assertions that corrections replaced.
+    """
+
+    admitted: bool
+    mode: Mode | None
+    status: int
+    refusal: Refusal | None = None
+    sequence: int = 0
+    ids: tuple[tuple[int, ...], ...] = ()
+    superseded: tuple[int, ...] = ()
+
+
+def _refused(refusal: Refusal, mode: Mode | None = None) -> IntakeResult:
+    return IntakeResult(False, mode, refusal.status, refusal)
+
+
+async def _inline(function: Callable[[], Any]) -> Any:
+    return function()
+
+
+async def _embed(embed: Embed, texts: list[str], dim: int | None) -> list[bytes] | Refusal:
+    """Validated float32 vectors, one per text, all of the store's dimension."""
+    if not texts:
+        return []
+    try:
+        vectors = await embed(texts)
+    except Exception as err:  # any substrate failure refuses the batch
+        return Refusal(Reason.EMBEDDING_FAILED, detail=type(err).__name__)
+    if not isinstance(vectors, list) or len(vectors) != len(texts):
+        return Refusal(Reason.EMBEDDING_FAILED, detail="wrong vector count")
+    result: list[bytes] = []
+    for vector in vectors:
+        try:
+            array = np.asarray(vector, dtype="<f4")
+        except (TypeError, ValueError):
+            return Refusal(Reason.EMBEDDING_FAILED, detail="not a vector")
+        size = dim or (len(result[0]) // 4 if result else array.size)
+        # Checked in float32, the stored form: a value can overflow or underflow on conversion.
+        if array.shape != (size,) or not np.isfinite(array).all() or not array.any():
+            return Refusal(Reason.EMBEDDING_FAILED, detail="bad dimension or values")
+        result.append(array.tobytes())
+    return result
+
+
+async def _call(
+    call_model: CallModel, messages: list[Message], schema: Schema, gate: asyncio.Semaphore
+) -> str | Refusal:
+    async with gate:
+        try:
+            return await call_model(messages, schema)
+        except Exception as err:  # any substrate failure refuses the batch
+            return Refusal(Reason.MODEL_CALL_FAILED, detail=type(err).__name__)
+
+
+def _record(response: str, model: str, *, executed: int, items: int) -> dict[str, Any]:
+    return {
+        "response": response,
+        "model_digest": model,
+        "processor_digest": processor_digest(),
+        "executed": executed,
+        "items": items,
+    }
+
+
+def _all[T](values: Sequence[T | Refusal]) -> list[T] | Refusal:
+    """The values, or the first refusal among them attributed to its input."""
+    for index, value in enumerate(values):
+        if isinstance(value, Refusal):
+            return value if value.input_index is not None else value.at(index)
+    return cast(list[T], list(values))
+
+
+@dataclass(frozen=True, slots=True)
+class _Interpretation:
+    """Mode-2 results for one input, ready to record and to turn into rows."""
+
+    plan: ClassificationPlan
+    classification: Classification
+    record: dict[str, Any]
+
+
+async def _interpret(
+    batch: list[IntakeInput],
+    plans: list[StatementPlan],
+    vectors: list[bytes],
+    store: MemoryStore,
+    *,
+    call_model: CallModel,
+    model: str,
+    parallel: int,
+) -> list[_Interpretation] | Refusal:
+    """Both calls for every input, each response parsed completely before anything is kept."""
+    gate = asyncio.Semaphore(parallel)
+    first = _all(
+        await asyncio.gather(*(_call(call_model, p.messages, p.schema, gate) for p in plans))
+    )
+    if isinstance(first, Refusal):
+        return first
+    found = _all(
+        [parse_statements(raw, plan.texts) for raw, plan in zip(first, plans, strict=True)]
+    )
+    if isinstance(found, Refusal):
+        return found
+    seconds = _all(
+        [
+            plan_classification(item, plan, statements, store.state, vector)
+            for item, plan, statements, vector in zip(batch, plans, found, vectors, strict=True)
+        ]
+    )
+    if isinstance(seconds, Refusal):
+        return seconds
+
+    async def second(plan: ClassificationPlan) -> str | Refusal:
+        if plan.messages is None or plan.schema is None:
+            return "[]"
+        return await _call(call_model, plan.messages, plan.schema, gate)
+
+    second_raw = _all(await asyncio.gather(*(second(plan) for plan in seconds)))
+    if isinstance(second_raw, Refusal):
+        return second_raw
+    results = _all(
+        [classify(i, p, raw) for i, p, raw in zip(batch, seconds, second_raw, strict=True)]
+    )
+    if isinstance(results, Refusal):
+        return results
+    out = []
+    for n, result in enumerate(results):
+        record = {
+            "statement": {
+                **_record(first[n], model, executed=1, items=len(found[n].accepted)),
+                "spans": len(plans[n].spans),
+            },
+            "classification": _record(
+                second_raw[n],
+                model,
+                executed=int(seconds[n].messages is not None),
+                items=len(result.required) + len(result.mentions),
+            ),
+            "selection": [ref.to_json() for ref in seconds[n].selection],
+            "table": [entry.to_json() for entry in seconds[n].table],
+        }
+        out.append(_Interpretation(seconds[n], result, record))
+    return out
+
+
+def _rows(
+    batch: list[IntakeInput],
+    vectors: list[bytes],
+    interpretations: list[_Interpretation],
+    quote_vectors: list[bytes],
+    provenance: Provenance,
+) -> list[list[Row]]:
+    """Per input: its source row, then its inferred rows; ids numbered across the batch."""
+    rows: list[list[Row]] = []
+    index = 0
+    for position, item in enumerate(batch):
+        item_rows = [source_row(item, KIND_SOURCE, provenance, index, vectors[position])]
+        if interpretations:
+            done = interpretations[position]
+            count = len(quotes(done.plan, done.classification))
+            item_rows += inferred_rows(
+                item,
+                done.plan,
+                done.classification,
+                provenance,
+                first_index=index + 1,
+                vectors=quote_vectors[:count],
+            )
+            quote_vectors = quote_vectors[count:]
+        index += len(item_rows)
+        rows.append(item_rows)
+    return rows
+
+
+async def run_intake(
+    batch: Sequence[IntakeInput],
+    *,
+    mode: int,
+    store: MemoryStore,
+    journal: Journal,
+    embed: Embed,
+    call_model: CallModel | None = None,
+    model_digest: str | None = None,
+    table: QualificationTable = NO_PAIRS,
+    direct: bool = False,
+    run_blocking: RunBlocking = _inline,
+    parallel: int = 4,
+) -> IntakeResult:
+    """Admit a batch of 1..64 inputs whole, or refuse it whole (see the module docstring)."""
+    batch = list(batch)
+    if mode not in tuple(Mode):
+        return _refused(Refusal(Reason.MODE_DISABLED, detail=f"unknown mode {mode!r}"))
+    effective, status = effective_mode(mode, model_digest, table, direct=direct)
+    if effective is None:
+        return _refused(Refusal(Reason.UNQUALIFIED, detail="model/processor pair"))
+    refusal = check_batch(batch, store.state)
+    if refusal is not None:
+        return _refused(refusal, effective)
+    if effective is Mode.EXPLICIT:
+        return IntakeResult(True, effective, status)
+    automatic = effective is Mode.AUTOMATIC
+    model = (normalize_digest(model_digest) or "") if automatic else ""
+    plans: list[StatementPlan] = []
+    if automatic:
+        if call_model is None:
+            return _refused(Refusal(Reason.MODE_DISABLED, detail="no model"), effective)
+        # Segmentation is pure Python (about 0.1 ms per character): keep it off the event loop.
+        planned = _all(await run_blocking(lambda: [plan_statements(item) for item in batch]))
+        if isinstance(planned, Refusal):
+            return _refused(planned, effective)
+        plans = planned
+    vectors = await _embed(embed, [item.text for item in batch], store.state.dim)
+    if isinstance(vectors, Refusal):
+        return _refused(vectors, effective)
+    interpretations: list[_Interpretation] = []
+    if automatic and call_model is not None:
+        done = await _interpret(
+            batch, plans, vectors, store, call_model=call_model, model=model, parallel=parallel
+        )
+        if isinstance(done, Refusal):
+            return _refused(done, effective)
+        interpretations = done
+    texts = [q for i in interpretations for q in quotes(i.plan, i.classification)]
+    quote_vectors = await _embed(embed, texts, len(vectors[0]) // 4)
+    if isinstance(quote_vectors, Refusal):
+        return _refused(quote_vectors, effective)
+    sequence = journal.next_sequence
+    provenance = Provenance(sequence, model, processor_digest() if automatic else "")
+    rows = _rows(batch, vectors, interpretations, quote_vectors, provenance)
+    mutation = assemble(batch, rows, store.state, sequence)
+    if isinstance(mutation, Refusal):
+        return _refused(mutation, effective)
+    body = {
+        "op": "intake",
+        "request": {
+            "mode": int(mode),
+            "direct": direct,
+            "inputs": [item.to_json() for item in batch],
+        },
+        "mode": int(effective),
+        "status": status,
+        "model_digest": model,
+        "processor_digest": processor_digest(),
+        "profile_digest": profile_digest(),
+        "calls": [i.record for i in interpretations],
+        "mutation": mutation.to_json(),
+        "vectors": mutation.vectors_json(),
+    }
+    await _publish(body, mutation, journal, store, run_blocking)
+    ids = tuple(tuple(row.id for row in item_rows) for item_rows in rows)
+    return IntakeResult(True, effective, status, None, sequence, ids, mutation.supersede)
+
+
+async def _publish(
+    body: dict[str, Any],
+    mutation: Mutation,
+    journal: Journal,
+    store: MemoryStore,
+    run_blocking: RunBlocking,
+) -> None:
+    """Journal first (fsync'd), then the store: the only two writes of every admitted request."""
+    await run_blocking(lambda: journal.append(body))
+    await run_blocking(lambda: store.apply(mutation))
+
+
+async def remember(
+    item: IntakeInput,
+    *,
+    store: MemoryStore,
+    journal: Journal,
+    embed: Embed,
+    run_blocking: RunBlocking = _inline,
+) -> IntakeResult:
+    """Explicit retention (mode 0 path, `alto.remember`): one protected, authored row."""
+    refusal = check_batch([item], store.state)
+    if refusal is not None:
+        return _refused(refusal, Mode.EXPLICIT)
+    vectors = await _embed(embed, [item.text], store.state.dim)
+    if isinstance(vectors, Refusal):
+        return _refused(vectors, Mode.EXPLICIT)
+    sequence = journal.next_sequence
+    row = source_row(item, KIND_EXPLICIT, Provenance(sequence), 0, vectors[0])
+    mutation = Mutation(sequence, (row,))
+    body = {
+        "op": "remember",
+        "request": {"inputs": [item.to_json()]},
+        "mutation": mutation.to_json(),
+        "vectors": mutation.vectors_json(),
+    }
+    await _publish(body, mutation, journal, store, run_blocking)
+    return IntakeResult(True, Mode.EXPLICIT, STATUS_OK, None, sequence, ((row.id,),))
+
+
+async def forget(
+    ids: Sequence[int],
+    *,
+    viewer: str | None,
+    store: MemoryStore,
+    journal: Journal,
+    run_blocking: RunBlocking = _inline,
+) -> IntakeResult:
+    """Delete rows the viewer can see (`alto.forget`, todo item removal).
+
+    Forgetting a source or an explicit memory also deletes every row interpreted from it. The
+    journal keeps the forgetting as an entry; earlier entries (and their text) stay, because the
+    chain is append-only.
+    """
+    chosen = forget_ids(list(ids), viewer, store.state)
+    if isinstance(chosen, Refusal):
+        return _refused(chosen)
+    sequence = journal.next_sequence
+    mutation = Mutation(sequence, delete=chosen)
+    body = {
+        "op": "forget",
+        "request": {"ids": list(ids), "viewer": viewer or ""},
+        "mutation": mutation.to_json(),
+        "vectors": [],
+    }
+    await _publish(body, mutation, journal, store, run_blocking)
+    return IntakeResult(True, None, STATUS_OK, None, sequence, (chosen,))

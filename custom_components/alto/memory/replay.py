@@ -1,0 +1,203 @@
+"""Offline replay of the journal, and reconciliation of a store with it.
+
+`replay(path)` walks every entry from an empty `MemoryState` without calling a model, an
+embedding service or the store. For each entry it checks, in order: the entry's own hash, the
+chain link to the previous entry, its sequence; then it re-derives the entry's mutation with the
+same `pipeline` stages intake ran, from the recorded request, raw model outputs and vectors:
+
+- both processor identities (the entry's and every call record's processor digest must be this
+  processor's; the profile digest must match) and one model digest across the entry, its call
+  records and its inferred rows (which carry it in the mutation);
+- admission of every input against the state reconstructed so far;
+- call 1: prompt capacity and the complete parse of the recorded response, its span and item
+  counts; call 2: the pre-write selection and the correction table rebuilt from the state at
+  that point and compared with the recorded ones, the executed flag (an empty accepted list must
+  be a skipped call recorded as ``[]``), the complete parse;
+- the canonical mutation, compared with the recorded one.
+
+The historical decision is checked as recorded: today's qualification table plays no part.
+The result is ``{"entries": n, "ok": bool, "first_mismatch": 0-based entry index | None,
+"reason": str | None}``; the reason names the failed check (``entry_hash``, ``chain``,
+``processor_digest``, ``model_digest``, ``selection``, ``table``, ``mutation``, or
+``refused:<reason code>`` when the recorded outputs no longer pass the parser).
+
+`reconcile(journal, store)` applies the recorded mutation of every entry after the store's last
+applied sequence, in order, checking each entry's hash and chain link first: after a crash
+between the journal write and the store write, the store catches up to the journal.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from .journal import GENESIS, Journal, entry_hash, read_lines
+from .parse import Statements, parse_statements
+from .pipeline import (
+    IntakeInput,
+    Provenance,
+    assemble,
+    check_batch,
+    classify,
+    forget_ids,
+    inferred_rows,
+    plan_classification,
+    plan_statements,
+    quotes,
+    source_row,
+)
+from .profile import processor_digest, profile_digest
+from .qualification import Mode, normalize_digest
+from .reasons import Refusal
+from .records import KIND_EXPLICIT, KIND_SOURCE, MemoryState, Mutation, Row
+
+
+class Mismatch(Exception):
+    """A replay check failed; its message is the reported reason."""
+
+
+def _check(condition: bool, reason: str) -> None:
+    if not condition:
+        raise Mismatch(reason)
+
+
+def _ok[T](value: T | Refusal) -> T:
+    if isinstance(value, Refusal):
+        raise Mismatch(f"refused:{value.reason.value}")
+    return value
+
+
+def _intake_rows(
+    entry: dict[str, Any], batch: list[IntakeInput], state: MemoryState, vectors: list[bytes]
+) -> list[list[Row]]:
+    mode = Mode(entry["mode"])
+    request = entry["request"]
+    model = entry["model_digest"]
+    sequence = entry["sequence"]
+    if mode is Mode.AUTOMATIC:
+        _check(request["mode"] == 2 and entry["status"] == 0, "mode")
+        _check(normalize_digest(model) == model, "model_digest")
+        _check(len(entry["calls"]) == len(batch), "calls")
+    else:
+        fallback = request["mode"] == Mode.AUTOMATIC and not request["direct"]
+        _check(mode is Mode.SOURCE, "mode")
+        _check(entry["status"] == (12 if fallback else 0), "mode")
+        _check(fallback or request["mode"] == Mode.SOURCE, "mode")
+        _check(model == "" and entry["calls"] == [], "calls")
+    provenance = Provenance(sequence, model, processor_digest() if model else "")
+    rows: list[list[Row]] = []
+    cursor = 0
+    for position, item in enumerate(batch):
+        _check(cursor < len(vectors), "vectors")
+        item_rows = [source_row(item, KIND_SOURCE, provenance, cursor, vectors[cursor])]
+        if mode is Mode.AUTOMATIC:
+            record = entry["calls"][position]
+            first, second = record["statement"], record["classification"]
+            for call in (first, second):
+                _check(call["model_digest"] == model, "model_digest")
+                _check(call["processor_digest"] == processor_digest(), "processor_digest")
+            plan = _ok(plan_statements(item))
+            statements: Statements = _ok(parse_statements(first["response"], plan.texts))
+            _check(first["spans"] == len(plan.spans), "spans")
+            _check((first["executed"], first["items"]) == (1, len(statements.accepted)), "items")
+            plan2 = _ok(plan_classification(item, plan, statements, state, vectors[cursor]))
+            _check(record["selection"] == [ref.to_json() for ref in plan2.selection], "selection")
+            _check(record["table"] == [entry.to_json() for entry in plan2.table], "table")
+            _check(second["executed"] == int(plan2.messages is not None), "executed")
+            result = _ok(classify(item, plan2, second["response"]))
+            _check(second["items"] == len(result.required) + len(result.mentions), "items")
+            count = len(quotes(plan2, result))
+            item_rows += inferred_rows(
+                item,
+                plan2,
+                result,
+                provenance,
+                first_index=cursor + 1,
+                vectors=vectors[cursor + 1 : cursor + 1 + count],
+            )
+        cursor += len(item_rows)
+        rows.append(item_rows)
+    _check(cursor == len(vectors), "vectors")
+    return rows
+
+
+def derive(entry: dict[str, Any], state: MemoryState) -> Mutation:
+    """Re-derive an entry's mutation from its recorded inputs and outputs, or raise Mismatch."""
+    sequence = entry["sequence"]
+    vectors = [base64.b64decode(v, validate=True) for v in entry["vectors"]]
+    request = entry["request"]
+    op = entry["op"]
+    if op == "forget":
+        _check(vectors == [], "vectors")
+        return Mutation(
+            sequence, delete=_ok(forget_ids(request["ids"], request["viewer"] or None, state))
+        )
+    batch = [IntakeInput.from_json(item) for item in request["inputs"]]
+    if (refusal := check_batch(batch, state)) is not None:
+        raise Mismatch(f"refused:{refusal.reason.value}")
+    if op == "remember":
+        _check(len(batch) == 1 and len(vectors) == 1, "vectors")
+        return Mutation(
+            sequence, (source_row(batch[0], KIND_EXPLICIT, Provenance(sequence), 0, vectors[0]),)
+        )
+    _check(op == "intake", "op")
+    _check(entry["processor_digest"] == processor_digest(), "processor_digest")
+    _check(entry["profile_digest"] == profile_digest(), "profile_digest")
+    rows = _intake_rows(entry, batch, state, vectors)
+    return _ok(assemble(batch, rows, state, sequence))
+
+
+def _link(entry: dict[str, Any], index: int, prev: str) -> None:
+    _check(entry.get("hash") == entry_hash(entry), "entry_hash")
+    _check(entry["prev"] == prev, "chain")
+    _check(entry["sequence"] == index + 1, "sequence")
+
+
+def replay(journal_path: Path | str) -> dict[str, Any]:
+    """Re-derive every journal entry without the model; report the first mismatch."""
+    lines = read_lines(Path(journal_path))
+    state = MemoryState()
+    prev = GENESIS
+    for index, line in enumerate(lines):
+        try:
+            entry = json.loads(line)
+            _link(entry, index, prev)
+            mutation = derive(entry, state)
+            recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
+            _check(mutation == recorded, "mutation")
+        except Mismatch as mismatch:
+            return _report(len(lines), index, str(mismatch))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            return _report(len(lines), index, f"malformed_entry:{type(err).__name__}")
+        state.apply(mutation)
+        prev = entry["hash"]
+    return _report(len(lines), None, None)
+
+
+def _report(entries: int, index: int | None, reason: str | None) -> dict[str, Any]:
+    return {"entries": entries, "ok": index is None, "first_mismatch": index, "reason": reason}
+
+
+def reconcile(journal: Journal | Path | str, store: Any) -> int:
+    """Apply every journaled mutation the store lacks, in order; returns how many were applied.
+
+    Raises ValueError when the store is ahead of the journal or an entry fails its hash or link.
+    """
+    path = journal.path if isinstance(journal, Journal) else Path(journal)
+    lines = read_lines(path)
+    if store.applied > len(lines):
+        raise ValueError("the store is ahead of its journal")
+    prev = json.loads(lines[store.applied - 1])["hash"] if store.applied else GENESIS
+    applied = 0
+    for index in range(store.applied, len(lines)):
+        entry = json.loads(lines[index])
+        try:
+            _link(entry, index, prev)
+        except Mismatch as mismatch:
+            raise ValueError(f"journal entry {index}: {mismatch}") from None
+        store.apply(Mutation.from_json(entry["mutation"], entry["vectors"]))
+        prev = entry["hash"]
+        applied += 1
+    return applied

@@ -1,0 +1,183 @@
+"""The ChromaDB memory store (blocking; the HA layer calls it from an executor).
+
+Chroma persists rows: the id is the decimal object id, the document the exact quote, the metadata
+every `Row` field (kind, owner, scope, actor, source_id, source_version, offset, length, status,
+sequence, target, model_digest, processor_digest; never None), the embedding the float32 vector.
+A second collection holds one record, the sequence of the last applied journal entry.
+
+Reads never query Chroma: `open_*` loads every record into a `MemoryState` (rows plus their int8
+codes in a `selection.CodeMatrix`), and recall and selection run exact integer scores on it, the
+same code replay runs, so results do not depend on Chroma's approximate index. Chroma is only
+the durable copy (embedded `PersistentClient`, or a Chroma server for larger homes).
+
+Chroma details that matter here: collections are opened with ``embedding_function=None`` (we
+always pass vectors and must never download a default model); the collection keeps Chroma's
+default l2 space because its cosine space normalizes stored vectors, which would change the
+float32 bytes the codes are quantized from; writes use ``upsert`` (``add`` silently ignores
+existing ids, which would break idempotent re-application); ``update`` merges metadata keys.
+
+`apply` is idempotent. If it raises (a crash between journal and store), reopen the store and
+run `replay.reconcile` to bring it to the journal. One writer at a time; the read methods may run
+in other threads meanwhile (a lock guards the mirror). Intake reads `state` directly: it is the
+writer, so nothing changes under it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import chromadb
+import numpy as np
+from chromadb.config import Settings
+
+from .reasons import Refusal
+from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
+from .references import Reference, select_references
+from .selection import top_k
+
+COLLECTION = "alto_memory"
+STATE_COLLECTION = "alto_memory_state"
+_STATE_ID = "state"
+_PAGE = 1000
+_SETTINGS = Settings(anonymized_telemetry=False)
+
+
+class MemoryStore:
+    """Rows in Chroma, mirrored in memory for exact selection."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        # Guards the mirror: the writer applies in an executor thread while readers may recall.
+        self._lock = threading.Lock()
+        self._rows = client.get_or_create_collection(COLLECTION, embedding_function=None)
+        self._meta = client.get_or_create_collection(STATE_COLLECTION, embedding_function=None)
+        self.state = MemoryState()
+        self._load()
+
+    @classmethod
+    def open_persistent(cls, path: Path | str) -> MemoryStore:
+        """The embedded store under `path` (created if missing)."""
+        return cls(chromadb.PersistentClient(path=str(path), settings=_SETTINGS))
+
+    @classmethod
+    def open_http(cls, host: str, port: int, *, ssl: bool = False) -> MemoryStore:
+        """A store on a Chroma server."""
+        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_SETTINGS))
+
+    def close(self) -> None:
+        """Release the client (SQLite handles of an embedded store)."""
+        self._client.close()
+
+    def _load(self) -> None:
+        rows: list[Row] = []
+        offset = 0
+        while True:
+            page = self._rows.get(
+                include=["documents", "metadatas", "embeddings"], limit=_PAGE, offset=offset
+            )
+            for row_id, document, metadata, embedding in zip(
+                page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True
+            ):
+                vector = vector_bytes(np.asarray(embedding, dtype=np.float64))
+                rows.append(Row.from_parts(int(row_id), document, dict(metadata), vector))
+            if len(page["ids"]) < _PAGE:
+                break
+            offset += _PAGE
+        found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
+        applied = int(found["metadatas"][0]["applied"]) if found["ids"] else 0
+        self.state.load(rows, applied)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Exact contents of both Chroma collections (ids, documents, metadata, embeddings).
+
+        Read from Chroma itself, not the mirror: tests compare snapshots to prove a refusal
+        wrote nothing, and diagnostics can show what is really stored.
+        """
+        result = {}
+        for name, collection in ((COLLECTION, self._rows), (STATE_COLLECTION, self._meta)):
+            found = collection.get(include=["documents", "metadatas", "embeddings"])
+            order = sorted(range(len(found["ids"])), key=lambda i: found["ids"][i])
+            result[name] = [
+                (
+                    found["ids"][i],
+                    found["documents"][i],
+                    found["metadatas"][i],
+                    np.asarray(found["embeddings"][i], dtype=np.float64).tobytes(),
+                )
+                for i in order
+            ]
+        return result
+
+    @property
+    def applied(self) -> int:
+        """Sequence of the last journal entry applied."""
+        return self.state.applied
+
+    def apply(self, mutation: Mutation) -> None:
+        """Write one mutation to Chroma, then to the mirror; applying it again changes nothing."""
+        rows = list(mutation.upsert)
+        step = max(1, self._client.get_max_batch_size())
+        for start in range(0, len(rows), step):
+            part = rows[start : start + step]
+            self._rows.upsert(
+                ids=[str(row.id) for row in part],
+                documents=[row.document for row in part],
+                metadatas=[row.metadata() for row in part],
+                embeddings=[np.frombuffer(row.vector, dtype="<f4") for row in part],
+            )
+        # Chroma rejects updates of unknown ids; a target already deleted has nothing to mark.
+        fresh = {row.id for row in rows}
+        supersede = [i for i in mutation.supersede if i in fresh or self.state.get(i) is not None]
+        if supersede:
+            self._rows.update(
+                ids=[str(i) for i in supersede], metadatas=[{"status": SUPERSEDED}] * len(supersede)
+            )
+        if mutation.delete:
+            self._rows.delete(ids=[str(i) for i in mutation.delete])
+        applied = max(self.state.applied, mutation.sequence)
+        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
+        with self._lock:
+            self.state.apply(mutation)
+
+    def get(self, ids: Sequence[int]) -> list[Row]:
+        """The stored rows among `ids`, in the given order."""
+        with self._lock:
+            return [row for row in map(self.state.get, ids) if row is not None]
+
+    def rows(self, viewer: str | None, *, current_only: bool = True) -> list[Row]:
+        """Rows visible to `viewer` (None: household rows only), object-id order."""
+        with self._lock:
+            return self.state.visible(viewer, current_only=current_only)
+
+    def count(self, viewer: str | None = None, *, current_only: bool = True) -> int:
+        """How many rows `viewer` sees."""
+        return len(self.rows(viewer, current_only=current_only))
+
+    def references(
+        self, query_codes: np.ndarray, viewer: str | None, required: Sequence[int] = ()
+    ) -> tuple[Reference, ...] | Refusal:
+        """The turn's reference selection (`references.select_references`) for `viewer`."""
+        with self._lock:
+            rows = self.state.visible(viewer)
+            codes = self.state.codes(rows)
+        return select_references(rows, codes, query_codes, required=required)
+
+    def recall(
+        self, query_codes: np.ndarray, viewer: str | None, limit: int
+    ) -> list[tuple[Row, int]]:
+        """The `limit` best current rows visible to `viewer`: score desc, then object id asc.
+
+        `query_codes` is `selection.quantize(embedding)` of the query text's embedding.
+        """
+        with self._lock:
+            rows = self.state.visible(viewer)
+            codes = self.state.codes(rows)
+        if not rows:
+            return []
+        ids = np.array([row.id for row in rows], dtype=np.int64)
+        by_id = {row.id: row for row in rows}
+        best = top_k(codes, ids, query_codes, limit)
+        return [(by_id[row_id], score) for row_id, score in best]

@@ -1,0 +1,1 @@
+"""Exact selection: numpy reference, GPU plan and kernels, backend choice."""

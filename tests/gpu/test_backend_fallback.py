@@ -1,0 +1,138 @@
+"""Without a usable GPU, select_backend degrades to numpy with one warning and identical results."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.gpu.backend import NumpyBackend, select_backend
+from custom_components.alto.gpu.worker import OwnerThread
+from custom_components.alto.memory import selection
+
+RNG = np.random.default_rng(0)
+CODES = RNG.integers(-3, 4, size=(200, 24), dtype=np.int8)
+IDS = RNG.permutation(200).astype(np.int64) * 11
+QUERIES = RNG.integers(-3, 4, size=(5, 24), dtype=np.int8)
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def assert_reference_results(backend: NumpyBackend) -> None:
+    backend.set_matrix(CODES[:50], IDS[:50])
+    backend.append(CODES[50:], IDS[50:])
+    for k in (0, 1, 10, 500):
+        assert backend.top_k(QUERIES[0], k) == selection.top_k(CODES, IDS, QUERIES[0], k)
+        assert backend.top_k_batch(QUERIES, k) == selection.top_k_batch(CODES, IDS, QUERIES, k)
+
+
+def test_off_is_numpy_without_a_word(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    backend = select_backend("off", tmp_path)
+    assert isinstance(backend, NumpyBackend) and backend.name == "numpy"
+    assert not warnings_of(caplog)
+    assert_reference_results(backend)
+    backend.close()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("pycuda") is not None, reason="PyCUDA is installed here"
+)
+def test_auto_without_pycuda_installed(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    backend = select_backend("auto", tmp_path)
+    assert isinstance(backend, NumpyBackend)
+    [warning] = warnings_of(caplog)
+    assert "ImportError" in warning.getMessage() or "ModuleNotFoundError" in warning.getMessage()
+    assert "\n" not in warning.getMessage()
+    assert_reference_results(backend)
+    backend.close()
+
+
+@pytest.mark.parametrize("blocked", ["pycuda", "pycuda.driver"])
+def test_auto_with_pycuda_unimportable(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path, blocked: str
+) -> None:
+    monkeypatch.setitem(sys.modules, blocked, None)  # import raises ImportError
+    backend = select_backend("auto", tmp_path)
+    assert isinstance(backend, NumpyBackend) and backend.name == "numpy"
+    assert len(warnings_of(caplog)) == 1
+    assert_reference_results(backend)
+    assert not any(t.name == "alto-cuda" for t in threading.enumerate())
+    backend.close()
+
+
+async def test_numpy_backend_async_matches(tmp_path: Path) -> None:
+    backend = select_backend("off", tmp_path)
+    backend.set_matrix(CODES, IDS)
+    assert await backend.async_top_k(QUERIES[1], 7) == selection.top_k(CODES, IDS, QUERIES[1], 7)
+    got = await backend.async_top_k_batch(QUERIES, 7)
+    assert got == selection.top_k_batch(CODES, IDS, QUERIES, 7)
+    backend.close()
+
+
+def test_numpy_backend_empty_and_refusals(tmp_path: Path) -> None:
+    backend = select_backend("off", tmp_path)
+    assert backend.top_k(QUERIES[0], 3) == []
+    assert backend.top_k_batch(QUERIES, 3) == [[]] * 5
+    with pytest.raises(ValueError):
+        backend.append(np.full((1, 24), -128, np.int8), np.array([1]))
+    with pytest.raises(ValueError):
+        backend.top_k(QUERIES, 3)  # a batch is not one query
+    with pytest.raises(ValueError):
+        select_backend("cuda", tmp_path)
+
+
+# -- the owner thread ----------------------------------------------------------------------
+
+
+class Resource:
+    def __init__(self) -> None:
+        self.thread = threading.current_thread()
+        self.closed_on: threading.Thread | None = None
+
+    def close(self) -> None:
+        self.closed_on = threading.current_thread()
+
+
+def test_owner_thread_runs_calls_and_closes_on_its_own_thread() -> None:
+    holder: list[Resource] = []
+
+    def factory() -> Resource:
+        holder.append(Resource())
+        return holder[0]
+
+    owner = OwnerThread(factory, name="alto-test-owner")
+    assert owner.submit(lambda r: threading.current_thread() is r.thread).result()
+    with pytest.raises(ZeroDivisionError):
+        owner.submit(lambda r: 1 // 0).result()
+    assert owner.submit(lambda r, a, b: a + b, 2, 3).result() == 5  # still serving
+    owner.stop()
+    owner.stop()  # idempotent
+    assert not owner.alive
+    assert holder[0].closed_on is holder[0].thread
+    with pytest.raises(RuntimeError):
+        owner.submit(lambda r: None)
+
+
+async def test_owner_thread_futures_are_awaitable() -> None:
+    owner = OwnerThread(Resource, name="alto-test-owner")
+    try:
+        assert await asyncio.wrap_future(owner.submit(lambda r: 42)) == 42
+    finally:
+        owner.stop()
+
+
+def test_owner_thread_factory_failure_raises_and_leaves_no_thread() -> None:
+    def factory() -> Resource:
+        raise OSError("no device")
+
+    with pytest.raises(OSError, match="no device"):
+        OwnerThread(factory, name="alto-test-owner")
+    assert not any(t.name == "alto-test-owner" for t in threading.enumerate())

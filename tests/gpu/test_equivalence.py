@@ -1,0 +1,135 @@
+"""On a CUDA host: the compiled kernels select exactly what memory.selection selects.
+
+Skipped cleanly where PyCUDA, a driver or a device is missing. One backend (one owner thread,
+one compile) serves the module; each test replaces its matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.gpu import plan
+from custom_components.alto.gpu.backend import CudaBackend
+from custom_components.alto.memory import selection
+
+cuda = pytest.importorskip("pycuda.driver")
+try:
+    cuda.init()
+    if cuda.Device.count() == 0:
+        pytest.skip("no CUDA device", allow_module_level=True)
+except cuda.Error as err:
+    pytest.skip(f"CUDA unavailable: {err}", allow_module_level=True)
+
+KS = [*range(1, 41), 63, 64, 65, 100, 511, 512, 1000, plan.MAX_K]
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CudaBackend]:
+    gpu = CudaBackend(tmp_path_factory.mktemp("kernels"))
+    yield gpu
+    gpu.close()
+
+
+def matrix(seed: int, n: int, d: int, alphabet: int = 127) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(-alphabet, alphabet + 1, size=(n, d), dtype=np.int8)
+    ids = rng.permutation(np.unique(rng.integers(-(2**62), 2**62, size=n + 8)))[:n]
+    return codes, ids.astype(np.int64)
+
+
+def queries(seed: int, q: int, d: int, alphabet: int = 127) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-alphabet, alphabet + 1, (q, d), dtype=np.int8)
+
+
+def test_device_name(backend: CudaBackend) -> None:
+    assert backend.name.startswith("cuda:")
+
+
+@pytest.mark.parametrize(("d", "alphabet"), [(768, 127), (61, 1), (1100, 127), (3, 2)])
+def test_every_k(backend: CudaBackend, d: int, alphabet: int) -> None:
+    codes, ids = matrix(d, 5000, d, alphabet)
+    backend.set_matrix(codes, ids)
+    qs = queries(d + 1, 4, d, alphabet)
+    for k in KS:
+        assert backend.top_k(qs[0], k) == selection.top_k(codes, ids, qs[0], k), k
+        assert backend.top_k_batch(qs, k) == selection.top_k_batch(codes, ids, qs, k), k
+
+
+@pytest.mark.parametrize("d", [768, 61])
+def test_every_batch_size(backend: CudaBackend, d: int) -> None:
+    codes, ids = matrix(7, 3000, d, 1 if d == 61 else 127)
+    backend.set_matrix(codes, ids)
+    for q in [*range(1, 65), 65, 130]:
+        qs = queries(q, q, d, 1 if d == 61 else 127)
+        assert backend.top_k_batch(qs, 16) == selection.top_k_batch(codes, ids, qs, 16), q
+
+
+def test_ties_duplicates_and_extremes(backend: CudaBackend) -> None:
+    d = 768
+    base = queries(3, 4, d)
+    codes = np.concatenate([np.repeat(base, 50, axis=0), np.full((10, d), 127, np.int8)])
+    codes = np.concatenate([codes, -codes[:10]])
+    ids = np.random.default_rng(4).permutation(len(codes)).astype(np.int64)
+    ids[:3] = [2**63 - 1, -(2**63), 0]
+    backend.set_matrix(codes, ids)
+    qs = np.concatenate([base, np.full((1, d), 127, np.int8), np.full((1, d), -127, np.int8)])
+    for k in (1, 49, 50, 51, 200, 1024):
+        assert backend.top_k_batch(qs, k) == selection.top_k_batch(codes, ids, qs, k), k
+
+
+def test_empty_one_row_and_k_beyond_n(backend: CudaBackend) -> None:
+    d = 40
+    q = queries(5, 2, d)
+    backend.set_matrix(np.zeros((0, d), np.int8), np.zeros(0, np.int64))
+    assert backend.top_k(q[0], 5) == []
+    assert backend.top_k_batch(q, 5) == [[], []]
+    codes, ids = matrix(6, 1, d)
+    backend.set_matrix(codes, ids)
+    assert backend.top_k(q[0], 5) == selection.top_k(codes, ids, q[0], 5)
+    assert backend.top_k(q[0], 0) == []
+    codes, ids = matrix(6, 37, d)
+    backend.set_matrix(codes, ids)
+    assert backend.top_k_batch(q, plan.MAX_K) == selection.top_k_batch(codes, ids, q, plan.MAX_K)
+
+
+def test_growth_in_place(backend: CudaBackend) -> None:
+    d = 96
+    codes, ids = matrix(8, 20000, d, 2)
+    q = queries(9, 3, d, 2)
+    backend.set_matrix(codes[:0], ids[:0])
+    end = 0
+    for size in (1, 5, 1000, 18, 1100, 3000, 14876):  # crosses 1024, 2048, 4096, 8192, 16384
+        backend.append(codes[end : end + size], ids[end : end + size])
+        end += size
+        for k in (1, 16, 1024):
+            got = backend.top_k_batch(q, k)
+            assert got == selection.top_k_batch(codes[:end], ids[:end], q, k), (end, k)
+    assert end == len(codes)
+
+
+@pytest.mark.parametrize("k", [16, 1024])
+def test_large_matrix_multi_pass(backend: CudaBackend, k: int) -> None:
+    codes, ids = matrix(10, 300_000, 768)
+    backend.set_matrix(codes, ids)
+    qs = queries(11, 64, 768)
+    assert backend.top_k(qs[0], k) == selection.top_k(codes, ids, qs[0], k)
+    assert backend.top_k_batch(qs, k) == selection.top_k_batch(codes, ids, qs, k)
+
+
+async def test_async_on_the_owner_thread(backend: CudaBackend) -> None:
+    codes, ids = matrix(12, 500, 64)
+    backend.set_matrix(codes, ids)
+    q = queries(13, 2, 64)
+    assert await backend.async_top_k(q[0], 9) == selection.top_k(codes, ids, q[0], 9)
+    assert await backend.async_top_k_batch(q, 9) == selection.top_k_batch(codes, ids, q, 9)
+
+
+def test_close_releases_the_context(tmp_path: Path) -> None:
+    gpu = CudaBackend(tmp_path)
+    gpu.set_matrix(*matrix(14, 10, 8))
+    gpu.close()
+    assert not gpu._owner.alive

@@ -1,0 +1,346 @@
+"""CudaBackend's host side against a fake PyCUDA that emulates device memory and the kernels.
+
+The fake checks what no CPU run could otherwise: every driver call happens on the thread that
+owns the context, device reads and writes stay inside live allocations (uninitialized memory is
+garbage, not zeros), launch grids cover their data, and close() frees everything, then pops and
+detaches the context on the owner thread. The kernels are emulated by their contracts in numpy;
+test_topk_plan.py mirrors the real top-k network and test_equivalence.py runs the real kernels.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.gpu import plan
+from custom_components.alto.gpu.backend import CudaBackend, NumpyBackend, select_backend
+from custom_components.alto.memory import selection
+
+
+class FakeError(Exception):
+    """Stands in for pycuda.driver.Error."""
+
+
+class FakeGpu:
+    """Device memory as numpy byte arrays in a sparse address space, plus one context."""
+
+    def __init__(self) -> None:
+        self.allocations: dict[int, np.ndarray] = {}
+        self.next_base = 1 << 40
+        self.owner: threading.Thread | None = None
+        self.context_state = "none"
+        self.launches: list[str] = []
+        self.alloc_count = 0
+
+    def check_thread(self) -> None:
+        assert self.context_state == "current", f"driver call with context {self.context_state}"
+        assert threading.current_thread() is self.owner, "driver call off the owner thread"
+
+    def alloc(self, nbytes: int) -> FakeAllocation:
+        self.check_thread()
+        base = self.next_base
+        self.next_base += 1 << 40
+        self.alloc_count += 1
+        self.allocations[base] = np.full(max(nbytes, 1), 0xA5, dtype=np.uint8)  # garbage
+        return FakeAllocation(self, base)
+
+    def base_of(self, ptr: int) -> int:
+        return next(b for b, memory in self.allocations.items() if b <= ptr < b + len(memory))
+
+    def span(self, ptr: int, nbytes: int) -> np.ndarray:
+        self.check_thread()
+        for base, memory in self.allocations.items():
+            if base <= ptr < base + len(memory):
+                assert ptr + nbytes <= base + len(memory), "access past the end of an allocation"
+                return memory[ptr - base : ptr - base + nbytes]
+        raise AssertionError(f"access to unallocated device address {ptr:#x}")
+
+    def read(self, ptr: int, count: int, dtype: type) -> np.ndarray:
+        size = np.dtype(dtype).itemsize
+        return self.span(ptr, count * size).copy().view(dtype)
+
+    def write(self, ptr: int, values: np.ndarray) -> None:
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        self.span(ptr, len(raw))[...] = raw
+
+
+class FakeAllocation:
+    def __init__(self, gpu: FakeGpu, base: int) -> None:
+        self.gpu, self.base = gpu, base
+
+    def __int__(self) -> int:
+        return self.base
+
+    def free(self) -> None:
+        self.gpu.check_thread()
+        assert self.base in self.gpu.allocations, "double free"
+        del self.gpu.allocations[self.base]
+
+
+class FakeContext:
+    def __init__(self, gpu: FakeGpu) -> None:
+        self.gpu = gpu
+
+    def pop(self) -> None:
+        self.gpu.check_thread()
+        self.gpu.context_state = "popped"
+
+    def detach(self) -> None:
+        assert self.gpu.context_state == "popped", "detach before pop"
+        assert threading.current_thread() is self.gpu.owner, "detach off the owner thread"
+        self.gpu.context_state = "detached"
+
+
+class FakeDevice:
+    def __init__(self, gpu: FakeGpu, ordinal: int) -> None:
+        assert ordinal == 0
+        self.gpu = gpu
+
+    def name(self) -> str:
+        return "Fake H200"
+
+    def compute_capability(self) -> tuple[int, int]:
+        return (9, 0)
+
+    def make_context(self) -> FakeContext:
+        assert self.gpu.context_state == "none"
+        self.gpu.owner = threading.current_thread()
+        self.gpu.context_state = "current"
+        return FakeContext(self.gpu)
+
+
+class FakeFunction:
+    def __init__(self, gpu: FakeGpu, name: str) -> None:
+        self.gpu, self.name, self.format = gpu, name, ""
+
+    def prepare(self, arg_format: str) -> FakeFunction:
+        self.format = arg_format
+        return self
+
+    def prepared_call(
+        self, grid: tuple[int, ...], block: tuple[int, ...], *args: int, shared_size: int = 0
+    ) -> None:
+        self.gpu.check_thread()
+        assert len(args) == len(self.format)
+        for code, value in zip(self.format, args, strict=True):
+            assert type(value) is int, f"{self.name}: {code} argument {value!r} is not an int"
+            bits = 32 if code == "i" else 64
+            assert -(2 ** (bits - 1)) <= value < 2**bits
+        self.gpu.launches.append(self.name)
+        getattr(self, self.name)(grid, block, shared_size, args)
+
+    def score_one(self, grid, block, shared, args) -> None:
+        codes, query, out, n, words = args
+        assert block == (plan.SCORE_ONE_THREADS, 1, 1) and shared == words * 4
+        assert grid[0] * plan.SCORE_ONE_THREADS // 32 >= n
+        self._scores((codes, query, out, n, words, 1))
+
+    def score_batch(self, grid, block, shared, args) -> None:
+        n, q = args[3], args[5]
+        assert block == (plan.BATCH_THREADS, 1, 1) and shared == 0
+        assert grid[0] * plan.BATCH_ROWS >= n and grid[1] * plan.BATCH_QUERIES >= q
+        self._scores(args)
+
+    def _scores(self, args) -> None:
+        codes, queries, out, n, words, q = args
+        gpu = self.gpu
+        rows = gpu.read(codes, n * words * 4, np.int8).reshape(n, words * 4).astype(np.int64)
+        qs = gpu.read(queries, q * words * 4, np.int8).reshape(q, words * 4).astype(np.int64)
+        gpu.write(out, (qs @ rows.T).astype(np.int32))
+
+    def topk_pass(self, grid, block, shared, args) -> None:
+        s_in, i_in, s_out, i_out, s_stride, i_stride, o_stride, count, m = args
+        gpu, tile = self.gpu, plan.TOPK_TILE
+        assert block == (plan.TOPK_THREADS, 1, 1) and shared == 0
+        assert (grid[0] - 1) * tile < count <= grid[0] * tile and 1 <= m <= tile // 4
+        # Blocks run concurrently on a GPU: a pass must never write the buffers it reads.
+        assert {gpu.base_of(s_in), gpu.base_of(i_in)}.isdisjoint(
+            {gpu.base_of(s_out), gpu.base_of(i_out)}
+        )
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                base = x * tile
+                valid = min(tile, count - base)
+                scores = gpu.read(s_in + 4 * (y * s_stride + base), valid, np.int32)
+                ids = gpu.read(i_in + 8 * (y * i_stride + base), valid, np.int64)
+                order = np.lexsort((ids, -scores.astype(np.int64)))[:m]
+                best_s = np.full(m, np.iinfo(np.int32).min, dtype=np.int32)
+                best_i = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+                best_s[: len(order)], best_i[: len(order)] = scores[order], ids[order]
+                gpu.write(s_out + 4 * (y * o_stride + x * m), best_s)
+                gpu.write(i_out + 8 * (y * o_stride + x * m), best_i)
+
+
+def install_fake(monkeypatch: pytest.MonkeyPatch, gpu: FakeGpu, **fail: Exception) -> None:
+    """Put fake pycuda, pycuda.driver and pycuda.compiler into sys.modules."""
+    driver = types.ModuleType("pycuda.driver")
+    compiler = types.ModuleType("pycuda.compiler")
+    package = types.ModuleType("pycuda")
+    package.__path__ = []
+    package.driver, package.compiler = driver, compiler
+
+    def init() -> None:
+        if "init" in fail:
+            raise fail["init"]
+
+    def memcpy_htod(dest: int, src: np.ndarray) -> None:
+        gpu.write(int(dest), src)
+
+    def memcpy_dtoh(dest: np.ndarray, src: int) -> None:
+        dest.view(np.uint8).reshape(-1)[...] = gpu.span(int(src), dest.nbytes)
+
+    def memcpy_dtod(dest: int, src: int, size: int) -> None:
+        gpu.span(int(dest), size)[...] = gpu.span(int(src), size)
+
+    class Event:
+        def record(self) -> None:
+            gpu.check_thread()
+
+        def synchronize(self) -> None:
+            gpu.check_thread()
+
+        def time_since(self, other: Event) -> float:
+            return 1.0
+
+    class SourceModule:
+        def __init__(self, source: str, *, no_extern_c: bool, cache_dir: str, arch: str) -> None:
+            gpu.check_thread()
+            assert no_extern_c and arch == "sm_90" and Path(cache_dir).is_dir()
+            if "compile" in fail:
+                raise fail["compile"]
+            self.source = source
+
+        def get_function(self, name: str) -> FakeFunction:
+            assert 'extern "C" __global__ void __launch_bounds__' in self.source
+            assert f"\n{name}(" in self.source
+            return FakeFunction(gpu, name)
+
+    driver.Error = FakeError
+    driver.init = init
+    driver.Device = lambda ordinal: FakeDevice(gpu, ordinal)
+    driver.mem_alloc = gpu.alloc
+    driver.memcpy_htod, driver.memcpy_dtoh, driver.memcpy_dtod = (
+        memcpy_htod,
+        memcpy_dtoh,
+        memcpy_dtod,
+    )
+    driver.Event = Event
+    compiler.SourceModule = SourceModule
+    for name, module in (
+        ("pycuda", package),
+        ("pycuda.driver", driver),
+        ("pycuda.compiler", compiler),
+    ):
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
+    fake = FakeGpu()
+    install_fake(monkeypatch, fake)
+    return fake
+
+
+def hits(matrix: selection.CodeMatrix, queries: np.ndarray, k: int) -> list[list[tuple[int, int]]]:
+    codes, ids = matrix.view()
+    return selection.top_k_batch(codes, ids, queries, k)
+
+
+@pytest.mark.parametrize("d", [13, 768])
+def test_backend_matches_reference_through_growth(gpu: FakeGpu, tmp_path: Path, d: int) -> None:
+    rng = np.random.default_rng(d)
+    backend = CudaBackend(tmp_path / "cache")
+    try:
+        assert backend.name == "cuda:Fake H200"
+        matrix = selection.CodeMatrix(d)
+        alphabet = 1 if d == 13 else 127  # d=13: codes in {-1, 0, 1}, ties everywhere
+        for size in (0, 1, 700, 400, 3000, 1, 2500):  # crosses capacity 1024, 2048, 4096, 8192
+            codes = rng.integers(-alphabet, alphabet + 1, size=(size, d), dtype=np.int8)
+            ids = rng.integers(-(2**62), 2**62, size=size)
+            backend.append(codes, ids)
+            matrix.append(codes, ids)
+            queries = rng.integers(-alphabet, alphabet + 1, size=(3, d), dtype=np.int8)
+            for k in (1, 2, 16, 1024):
+                assert backend.top_k(queries[0], k) == hits(matrix, queries[:1], k)[0]
+                assert not len(matrix) or "score_one" in gpu.launches[-4:]
+                assert backend.top_k_batch(queries, k) == hits(matrix, queries, k)
+        assert len(matrix) > plan.TOPK_TILE  # so more than one top-k pass ran
+    finally:
+        backend.close()
+    assert gpu.context_state == "detached" and not gpu.allocations
+
+
+def test_every_batch_size_and_set_matrix(gpu: FakeGpu, tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    codes = rng.integers(-2, 3, size=(300, 40), dtype=np.int8)
+    ids = rng.permutation(300) * 3 - 400
+    backend = CudaBackend(tmp_path)
+    try:
+        backend.set_matrix(codes[:10], ids[:10])
+        backend.set_matrix(codes, ids)  # replaces, same dimension: buffers are reused
+        matrix = selection.CodeMatrix(40)
+        matrix.append(codes, ids)
+        for batch in [*range(1, 65), 65, 130]:  # > 64 is split into launches of 64
+            queries = rng.integers(-2, 3, size=(batch, 40), dtype=np.int8)
+            assert backend.top_k_batch(queries, 7) == hits(matrix, queries, 7)
+        assert backend.top_k_batch(queries, 0) == [[]] * 130
+        allocated = gpu.alloc_count
+        for batch in (1, 64, 2):
+            backend.top_k_batch(queries[:batch], 7)
+        assert gpu.alloc_count == allocated  # scratch buffers are reused, not reallocated
+        backend.set_matrix(np.zeros((0, 8), np.int8), np.zeros(0, np.int64))
+        assert backend.top_k(np.ones(8, np.int8), 5) == []
+    finally:
+        backend.close()
+    assert gpu.context_state == "detached" and not gpu.allocations
+
+
+async def test_async_calls_and_errors_keep_the_backend_usable(gpu: FakeGpu, tmp_path: Path) -> None:
+    codes = np.array([[1, 2], [2, 1], [1, 2]], dtype=np.int8)
+    backend = CudaBackend(tmp_path)
+    try:
+        backend.append(codes, np.array([5, 4, 3]))
+        query = np.array([1, 2], dtype=np.int8)
+        assert await backend.async_top_k(query, 2) == [(3, 5), (5, 5)]
+        assert await backend.async_top_k_batch(query[None], 5) == [[(3, 5), (5, 5), (4, 4)]]
+        with pytest.raises(ValueError):
+            backend.top_k(query, plan.MAX_K + 1)
+        with pytest.raises(ValueError):
+            backend.top_k(np.ones(3, np.int8), 1)  # raised on the owner thread, delivered here
+        with pytest.raises(ValueError):
+            backend.append(np.ones((1, 3), np.int8), np.array([1]))
+        assert backend.top_k(query, 1) == [(3, 5)]
+    finally:
+        backend.close()
+    assert not any(t.name == "alto-cuda" for t in threading.enumerate())
+
+
+def test_select_backend_auto_uses_cuda_when_it_works(gpu: FakeGpu, tmp_path: Path) -> None:
+    backend = select_backend("auto", tmp_path / "kernels")
+    try:
+        assert backend.name == "cuda:Fake H200"
+        assert gpu.launches == []
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("stage", ["init", "compile"])
+def test_failures_release_the_context_and_fall_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture, stage: str
+) -> None:
+    fake = FakeGpu()
+    install_fake(monkeypatch, fake, **{stage: FakeError(f"{stage} failed\nsecond line")})
+    with caplog.at_level(logging.WARNING):
+        backend = select_backend("auto", tmp_path)
+    assert isinstance(backend, NumpyBackend)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].getMessage().endswith(f"FakeError: {stage} failed")
+    assert fake.context_state == ("none" if stage == "init" else "detached")
+    assert not any(t.name == "alto-cuda" for t in threading.enumerate())

@@ -1,0 +1,1 @@
+"""Tests of the memory package (no Home Assistant instance needed)."""

@@ -1,0 +1,149 @@
+"""The Chroma store: restart, idempotent apply, scoped recall, exact codes."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.memory.intake import remember
+from custom_components.alto.memory.journal import Journal
+from custom_components.alto.memory.pipeline import IntakeInput
+from custom_components.alto.memory.records import Mutation
+from custom_components.alto.memory.store import MemoryStore
+
+from .conftest import USER_A, USER_B, FakeModel, fake_embed
+from .test_corrections import codes_for
+from .test_intake import intake, many
+
+
+async def test_restart_keeps_every_memory(tmp_path: Path, journal: Journal) -> None:
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    model = FakeModel(mentions=("Anna",))
+    await intake(many(64), store, journal, model)
+    await intake([IntakeInput("Anna is allergic to peanuts.", "x/1")], store, journal, model)
+    await intake([IntakeInput("Actually the bins go out on Monday.", "x/2")], store, journal, model)
+    await remember(
+        IntakeInput("The spare key is under the mat.", "x/3", owner=USER_A, scope=USER_A),
+        store=store,
+        journal=journal,
+        embed=fake_embed,
+    )
+    rows = store.rows(USER_A, current_only=False)
+    query = await codes_for("bins spare key peanuts")
+    recalled = store.recall(query, USER_A, 16)
+    snapshot, applied = store.snapshot(), store.applied
+    codes = store.state.codes(rows)
+    store.close()
+
+    reopened = MemoryStore.open_persistent(tmp_path / "chroma")
+    try:
+        assert reopened.rows(USER_A, current_only=False) == rows
+        assert np.array_equal(reopened.state.codes(rows), codes)
+        assert reopened.recall(query, USER_A, 16) == recalled
+        assert reopened.snapshot() == snapshot and reopened.applied == applied == 4
+        assert any(row.status == "superseded" for row in rows)
+    finally:
+        reopened.close()
+
+
+async def test_apply_is_idempotent(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
+    await intake(many(3), store, journal, model)
+    await intake([IntakeInput("Actually the bins go out on Monday.", "i/1")], store, journal, model)
+    before = store.snapshot()
+    rows_before = store.state.rows()
+    for entry in journal.entries():
+        store.apply(Mutation.from_json(entry["mutation"], entry["vectors"]))
+    assert store.snapshot() == before
+    assert store.state.rows() == rows_before
+
+
+async def test_scoped_recall_between_two_users(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    secret_a = IntakeInput(
+        "My diary code is 1234.", "p/a", owner=USER_A, scope=USER_A, actor=USER_A
+    )
+    secret_b = IntakeInput(
+        "My diary code is 9876.", "p/b", owner=USER_B, scope=USER_B, actor=USER_B
+    )
+    shared = IntakeInput("The diary is on the shelf.", "p/h", actor=USER_A)
+    result = await intake([secret_a, secret_b, shared], store, journal, model)
+    ids_a, ids_b, ids_h = (set(ids) for ids in result.ids)
+    query = await codes_for("My diary code is 9876.")  # B's exact words
+    seen_a = {row.id for row, _ in store.recall(query, USER_A, 100)}
+    seen_b = {row.id for row, _ in store.recall(query, USER_B, 100)}
+    seen_anyone = {row.id for row, _ in store.recall(query, None, 100)}
+    assert seen_a == ids_a | ids_h and not seen_a & ids_b
+    assert seen_b == ids_b | ids_h and not seen_b & ids_a
+    assert seen_anyone == ids_h
+    assert store.count(USER_A) == len(ids_a | ids_h) and store.count() == len(ids_h)
+    selected = store.references(query, USER_A)
+    assert {ref.row.id for ref in selected} <= ids_a | ids_h
+    best_b = store.recall(query, USER_B, 1)[0][0]
+    assert best_b.document == "My diary code is 9876." and best_b.kind in ("source", 3)
+
+
+async def test_recall_orders_by_score_then_object_id(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    result = await intake(
+        [IntakeInput("Same words here.", "o/1"), IntakeInput("Same words here.", "o/2")],
+        store,
+        journal,
+        model,
+    )
+    ranked = store.recall(await codes_for("Same words here."), None, 4)
+    scores = [score for _, score in ranked]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 1
+    assert [row.id for row, _ in ranked] == sorted(row_id for ids in result.ids for row_id in ids)
+
+
+def test_store_starts_no_threads(tmp_path: Path) -> None:
+    """HA's test harness fails tests that leave threads; the embedded client must not start any."""
+    before = set(threading.enumerate())
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    store.close()
+    assert set(threading.enumerate()) <= before
+
+
+CHROMA_CLI = Path(sys.executable).with_name("chroma")
+
+
+@pytest.mark.skipif(not CHROMA_CLI.exists(), reason="chroma CLI not installed")
+async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal: Journal) -> None:
+    """open_http: the same store over a real Chroma server on 127.0.0.1, across a reconnect."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [str(CHROMA_CLI), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1"]
+    server = await asyncio.create_subprocess_exec(
+        *command, "--port", str(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "chroma server did not start"
+                await asyncio.sleep(0.1)
+        store = MemoryStore.open_http("127.0.0.1", port)
+        result = await intake(many(3), store, journal, FakeModel())
+        snapshot, rows = store.snapshot(), store.rows(None)
+        store.close()
+        again = MemoryStore.open_http("127.0.0.1", port)
+        assert again.snapshot() == snapshot and again.rows(None) == rows
+        assert again.applied == result.sequence == 1
+        again.close()
+    finally:
+        server.terminate()
+        await asyncio.wait_for(server.wait(), 10)
