@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import ollama
 from homeassistant.const import Platform
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
@@ -17,13 +18,21 @@ from .const import (
     CONF_URL,
     DEFAULT_REQUEST_TIMEOUT,
     DOMAIN,
+    LOGGER,
 )
 from .coordinator import ModelCoordinator
+from .memory_organ import MemoryOrgan
 from .model_client import close_client, keep_alive, make_client
 from .runtime import AltoConfigEntry, AltoRuntime
 from .services import async_register_services
 
-PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.CONVERSATION, Platform.EVENT]
+PLATFORMS: list[Platform] = [
+    Platform.BINARY_SENSOR,
+    Platform.CONVERSATION,
+    Platform.EVENT,
+    Platform.SENSOR,
+    Platform.TODO,
+]
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
@@ -56,7 +65,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         tiers=settings.get(CONF_CONSENT, {}),
     )
     entry.async_on_unload(organ.async_shutdown)
-    entry.runtime_data = AltoRuntime(client=client, coordinator=coordinator, organ=organ)
+    memory = await _async_open_memory(hass, entry, client, coordinator, settings)
+    entry.runtime_data = AltoRuntime(
+        client=client, coordinator=coordinator, organ=organ, memory=memory
+    )
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
@@ -66,8 +78,34 @@ async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> boo
     """Unload the platforms and close the HTTP pool."""
     if not await hass.config_entries.async_unload_platforms(entry, PLATFORMS):
         return False
+    if entry.runtime_data.memory is not None:
+        await entry.runtime_data.memory.async_close()
     await close_client(entry.runtime_data.client)
     return True
+
+
+async def _async_open_memory(
+    hass: HomeAssistant,
+    entry: AltoConfigEntry,
+    client: ollama.AsyncClient,
+    coordinator: ModelCoordinator,
+    settings: dict,
+) -> MemoryOrgan | None:
+    """Open the memory organ; without a store Alto still talks, it just remembers nothing."""
+    try:
+        memory = await MemoryOrgan.async_open(hass, entry.entry_id, client, settings)
+    except Exception as err:
+        LOGGER.warning("Memory store unavailable, Alto will not remember: %s", err)
+        return None
+
+    @callback
+    def _digest() -> None:
+        served = (coordinator.data or {}).get(settings[CONF_MODEL])
+        memory.async_set_model_digest(served.digest if served else None)
+
+    _digest()
+    entry.async_on_unload(coordinator.async_add_listener(_digest))
+    return memory
 
 
 async def _async_update_listener(hass: HomeAssistant, entry: AltoConfigEntry) -> None:

@@ -32,18 +32,23 @@ from .act.tiers import DEFAULT_TIERS, Tier
 from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
+    CONF_CHROMA_HOST,
+    CONF_CHROMA_PORT,
     CONF_CONSENT,
     CONF_EMBEDDING_MODEL,
     CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
+    CONF_MEMORY_MODE,
     CONF_MODEL,
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
     CONF_REQUEST_TIMEOUT,
     CONF_URL,
+    DEFAULT_CHROMA_PORT,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
+    DEFAULT_MEMORY_MODE,
     DEFAULT_NUM_CTX,
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
@@ -245,6 +250,23 @@ class AltoOptionsFlow(OptionsFlow):
                     CONF_PLAIN_REPLY_FALLBACK,
                     default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
                 ): BooleanSelector(),
+                vol.Optional(
+                    CONF_MEMORY_MODE,
+                    default=str(options.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
+                ): SelectSelector(
+                    SelectSelectorConfig(
+                        options=["0", "1", "2"],
+                        translation_key="memory_mode",
+                        mode=SelectSelectorMode.LIST,
+                    )
+                ),
+                vol.Optional(
+                    CONF_CHROMA_HOST,
+                    description={"suggested_value": options.get(CONF_CHROMA_HOST)},
+                ): TextSelector(),
+                vol.Optional(
+                    CONF_CHROMA_PORT, default=options.get(CONF_CHROMA_PORT, DEFAULT_CHROMA_PORT)
+                ): _number(1, 65535),
                 vol.Required(CONF_CONSENT): section(
                     _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
                 ),

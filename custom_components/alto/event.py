@@ -27,6 +27,7 @@ class IntentsEvent(AltoEntity, EventEntity):
     """`event.alto_intents`: automations trigger on a verdict and read the span's attributes."""
 
     _attr_translation_key = "intents"
+
     def __init__(self, entry: AltoConfigEntry) -> None:
         """One per config entry."""
         super().__init__(entry, "intents")

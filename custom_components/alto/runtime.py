@@ -10,6 +10,7 @@ from homeassistant.config_entries import ConfigEntry
 from .act.organ import ActionOrgan
 from .coordinator import ModelCoordinator
 from .history import TurnBuffers
+from .memory_organ import MemoryOrgan
 
 
 @dataclass
@@ -19,6 +20,7 @@ class AltoRuntime:
     client: ollama.AsyncClient
     coordinator: ModelCoordinator
     organ: ActionOrgan
+    memory: MemoryOrgan | None  # None when the store could not be opened
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
 
 

@@ -7,14 +7,21 @@ from typing import Any
 import voluptuous as vol
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, SupportsResponse
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from homeassistant.helpers import config_validation as cv
 
 from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, Proposal, Refusal
 from .const import DOMAIN
+from .memory.records import HOUSEHOLD
+from .memory_organ import IntakeReport, MemoryOrgan, row_dict
 from .runtime import AltoConfigEntry
 
 SERVICE_CHECK_ACTION = "check_action"
+SERVICE_REMEMBER = "remember"
+SERVICE_FORGET = "forget"
+SERVICE_RECALL = "recall"
+SERVICE_REPLAY = "replay"
+SERVICE_QUALIFY = "qualify"
 ATTR_ENTRY_ID = "config_entry_id"
 
 CHECK_ACTION_SCHEMA = vol.Schema(
@@ -22,6 +29,20 @@ CHECK_ACTION_SCHEMA = vol.Schema(
         vol.Required("tool"): vol.In([CALL_SERVICE_TOOL, STATE_QUERY_TOOL]),
         vol.Required("arguments"): dict,
         vol.Optional(ATTR_ENTRY_ID): cv.string,
+    }
+)
+
+
+ENTRY_SCHEMA = vol.Schema({vol.Optional(ATTR_ENTRY_ID): cv.string})
+REMEMBER_SCHEMA = ENTRY_SCHEMA.extend(
+    {vol.Required("text"): cv.string, vol.Optional("owner"): cv.string}
+)
+FORGET_SCHEMA = ENTRY_SCHEMA.extend({vol.Required("id"): vol.Coerce(int)})
+RECALL_SCHEMA = ENTRY_SCHEMA.extend(
+    {
+        vol.Required("query"): cv.string,
+        vol.Optional("owner"): cv.string,
+        vol.Optional("limit", default=5): vol.All(vol.Coerce(int), vol.Range(min=1, max=50)),
     }
 )
 
@@ -36,6 +57,78 @@ def loaded_entry(hass: HomeAssistant, entry_id: str | None) -> AltoConfigEntry:
     if not entries:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="not_loaded")
     return entries[0]
+
+
+def _memory(call: ServiceCall) -> MemoryOrgan:
+    memory = loaded_entry(call.hass, call.data.get(ATTR_ENTRY_ID)).runtime_data.memory
+    if memory is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN, translation_key="memory_unavailable"
+        )
+    return memory
+
+
+async def _async_scope(call: ServiceCall) -> str | None:
+    """Whose memories a call reads or writes: `owner` if given, else the caller (or household).
+
+    Only an administrator may name another user as owner; a name in text authenticates nobody.
+    """
+    caller = call.context.user_id
+    owner = call.data.get("owner")
+    if owner is None or owner == caller:
+        return caller
+    if owner == HOUSEHOLD:
+        return None
+    user = await call.hass.auth.async_get_user(caller) if caller else None
+    if caller is not None and (user is None or not user.is_admin):
+        raise Unauthorized(context=call.context)
+    if await call.hass.auth.async_get_user(owner) is None:
+        raise ServiceValidationError(translation_domain=DOMAIN, translation_key="unknown_owner")
+    return owner
+
+
+def _refused(report: IntakeReport) -> ServiceValidationError:
+    return ServiceValidationError(
+        translation_domain=DOMAIN,
+        translation_key="memory_refused",
+        translation_placeholders={"reason": report.reason or "unknown"},
+    )
+
+
+async def _async_remember(call: ServiceCall) -> dict[str, Any]:
+    owner = await _async_scope(call) or HOUSEHOLD
+    report = await _memory(call).async_remember(
+        call.data["text"],
+        owner=owner,
+        actor=call.context.user_id,
+        source_id=f"service/{call.context.id}",
+    )
+    if not report.admitted:
+        raise _refused(report)
+    return {"ids": report.ids}
+
+
+async def _async_forget(call: ServiceCall) -> dict[str, Any]:
+    report = await _memory(call).async_forget([call.data["id"]], viewer=call.context.user_id)
+    if not report.admitted:
+        raise _refused(report)
+    return {"forgotten": report.ids}
+
+
+async def _async_recall(call: ServiceCall) -> dict[str, Any]:
+    viewer = await _async_scope(call)
+    rows = await _memory(call).async_recall(
+        call.data["query"], viewer=viewer, limit=call.data["limit"]
+    )
+    return {"memories": [row_dict(row) for row in rows]}
+
+
+async def _async_replay(call: ServiceCall) -> dict[str, Any]:
+    return await _memory(call).async_replay()
+
+
+async def _async_qualify(call: ServiceCall) -> dict[str, Any]:
+    return await _memory(call).async_qualify()
 
 
 async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
@@ -56,6 +149,16 @@ async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
 
 def async_register_services(hass: HomeAssistant) -> None:
     """Register the domain's services."""
+    for name, handler, schema, response in (
+        (SERVICE_REMEMBER, _async_remember, REMEMBER_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_FORGET, _async_forget, FORGET_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_RECALL, _async_recall, RECALL_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_REPLAY, _async_replay, ENTRY_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_QUALIFY, _async_qualify, ENTRY_SCHEMA, SupportsResponse.ONLY),
+    ):
+        hass.services.async_register(
+            DOMAIN, name, handler, schema=schema, supports_response=response
+        )
     hass.services.async_register(
         DOMAIN,
         SERVICE_CHECK_ACTION,

@@ -14,6 +14,7 @@ from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
+from homeassistant.util.ulid import ulid_now
 
 from .act.organ import Outcome, TurnContext
 from .channel.admission import admit
@@ -162,6 +163,12 @@ async def async_run_turn(
     if held and held.breadcrumb:
         buffer.add(BufferEntry("assistant", held.breadcrumb, "breadcrumb"))
 
+    memory = runtime.memory
+    recalled = (
+        await memory.async_turn_context(user_input.text, viewer=user_input.context.user_id)
+        if memory
+        else None
+    )
     messages = [
         {
             "role": "system",
@@ -173,6 +180,7 @@ async def async_run_turn(
             ),
         },
         *buffer.messages(max_history),
+        *([{"role": "system", "content": recalled}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
     reply = _Reply(entry, settings, turn)
@@ -215,6 +223,17 @@ async def async_run_turn(
         if outcome.breadcrumb:  # effector success only
             buffer.add(BufferEntry("assistant", outcome.breadcrumb, "breadcrumb"))
     buffer.trim(max_history)
+    if memory is not None:
+        # Intake never delays the reply: it runs after it, in the background.
+        entry.async_create_background_task(
+            hass,
+            memory.async_intake_turn(
+                user_input.text,
+                source_id=f"conversation/{conversation_id}/{ulid_now()}",
+                actor=user_input.context.user_id,
+            ),
+            "alto_memory_intake",
+        )
 
     response = intent.IntentResponse(language=user_input.language)
     response.async_set_speech(text)

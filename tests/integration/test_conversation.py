@@ -109,7 +109,9 @@ async def test_max_history_trims_old_turns(hass: HomeAssistant, fake_ollama: Fak
         fake_ollama.reply(f"¦answer {n}¦")
         result = await converse(hass, f"question {n}", conversation_id)
         conversation_id = result.conversation_id
-    sent = [m["content"] for m in fake_ollama.chat_requests[-1]["messages"][1:]]
+    sent = [
+        m["content"] for m in fake_ollama.chat_requests[-1]["messages"] if m["role"] != "system"
+    ]
     # The last two earlier turns, then the current utterance.
     assert sent == ["question 1", "answer 1", "question 2", "answer 2", "question 3"]
 

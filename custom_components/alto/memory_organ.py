@@ -1,0 +1,333 @@
+"""The memory organ in Home Assistant: store, journal, intake after replies, recall, services.
+
+The pure organ lives in `memory/`; this module gives it paths under the HA config dir, runs its
+blocking parts in the executor, serializes writers (intake, remember, forget must not overlap),
+fires `alto_memory_admitted` / `alto_memory_refused` and tells entities when memory changed.
+Organs never raise into a turn: every failure here is one log line and "nothing remembered".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ollama
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_send
+
+from .const import (
+    CONF_CHROMA_HOST,
+    CONF_CHROMA_PORT,
+    CONF_EMBEDDING_MODEL,
+    CONF_MEMORY_MODE,
+    CONF_MODEL,
+    DEFAULT_MEMORY_MODE,
+    DOMAIN,
+    LOGGER,
+)
+from .memory import intake, replay
+from .memory.acceptance import run_acceptance
+from .memory.journal import Journal
+from .memory.ollama_io import call_model_for, embed_for
+from .memory.pipeline import IntakeInput
+from .memory.qualification import (
+    Mode,
+    QualificationTable,
+    load_table,
+    normalize_digest,
+    record_qualification,
+)
+from .memory.qualification import effective_mode as mode_for_pair
+from .memory.reasons import Refusal
+from .memory.records import CURRENT, HOUSEHOLD, Row
+from .memory.references import KIND_NAMES, render_reference
+from .memory.selection import quantize
+from .memory.store import MemoryStore
+
+EVENT_ADMITTED = "alto_memory_admitted"
+EVENT_REFUSED = "alto_memory_refused"
+
+
+def signal_memory_changed(entry_id: str) -> str:
+    """Dispatcher signal: memory rows or the effective mode changed."""
+    return f"{DOMAIN}_{entry_id}_memory"
+
+
+def storage_dir(hass: HomeAssistant, entry_id: str) -> Path:
+    """Where one entry's embedded Chroma store and journal live."""
+    return Path(hass.config.path(".storage", DOMAIN, entry_id))
+
+
+def row_dict(row: Row) -> dict[str, Any]:
+    """A memory as services and the todo list show it."""
+    return {
+        "id": row.id,
+        "quote": row.document,
+        "kind": KIND_NAMES.get(row.kind, str(row.kind)),
+        "actor": row.actor,
+        "owner": row.owner,
+        "source_id": row.source_id,
+    }
+
+
+@dataclass(slots=True)
+class IntakeReport:
+    """What a write did, for services and events."""
+
+    admitted: bool
+    ids: list[int]
+    mode: str | None
+    status: int
+    reason: str | None
+
+
+class MemoryOrgan:
+    """One entry's memory: the only writer of its store and journal."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        *,
+        entry_id: str,
+        client: ollama.AsyncClient,
+        settings: dict[str, Any],
+        store: MemoryStore,
+        journal: Journal,
+        table_path: Path,
+    ) -> None:
+        """Use `async_open` to build one."""
+        self._hass = hass
+        self._entry_id = entry_id
+        self._client = client
+        self._settings = settings
+        self.store = store
+        self.journal = journal
+        self._table_path = table_path
+        self._table: QualificationTable = load_table(table_path)
+        self._write_lock = asyncio.Lock()
+        self._embed = embed_for(client, settings[CONF_EMBEDDING_MODEL])
+        self._call_model = call_model_for(client, settings[CONF_MODEL])
+        self.model_digest: str | None = None
+
+    @classmethod
+    async def async_open(
+        cls, hass: HomeAssistant, entry_id: str, client: ollama.AsyncClient, settings: dict
+    ) -> MemoryOrgan:
+        """Open the store (embedded or server) and journal; bring the store up to the journal."""
+        base = storage_dir(hass, entry_id)
+        host = settings.get(CONF_CHROMA_HOST)
+
+        def _open() -> tuple[MemoryStore, Journal]:
+            base.mkdir(parents=True, exist_ok=True)
+            if host:
+                store = MemoryStore.open_http(host, int(settings.get(CONF_CHROMA_PORT) or 8000))
+            else:
+                store = MemoryStore.open_persistent(base / "chroma")
+            journal = Journal(base / "journal.jsonl")
+            try:
+                replay.reconcile(journal, store)  # a crash between journal and store
+            except Exception:
+                store.close()
+                raise
+            return store, journal
+
+        store, journal = await hass.async_add_executor_job(_open)
+        return cls(
+            hass,
+            entry_id=entry_id,
+            client=client,
+            settings=settings,
+            store=store,
+            journal=journal,
+            table_path=Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json")),
+        )
+
+    async def async_close(self) -> None:
+        """Close the store (waits for a running write)."""
+        async with self._write_lock:
+            await self._hass.async_add_executor_job(self.store.close)
+
+    # -- state for entities -------------------------------------------------------------
+    @property
+    def requested_mode(self) -> Mode:
+        """The mode the options ask for."""
+        return Mode(int(self._settings.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)))
+
+    @property
+    def effective_mode(self) -> Mode:
+        """What conversation input gets: mode 2 only with a qualified model/processor pair."""
+        mode, _status = mode_for_pair(self.requested_mode, self.model_digest, self._table)
+        return mode if mode is not None else Mode.SOURCE
+
+    @property
+    def automatic_available(self) -> bool:
+        """Whether the configured chat model is qualified for automatic memory."""
+        return self._table.qualified(self.model_digest)
+
+    def count(self) -> int:
+        """Current memories across every scope (a number only, no content)."""
+        return sum(1 for row in self.store.state.rows() if row.status == CURRENT)
+
+    @callback
+    def async_set_model_digest(self, digest: str | None) -> None:
+        """The chat model's digest from `/api/tags` (the model half of a qualified pair)."""
+        digest = normalize_digest(digest)
+        if digest != self.model_digest:
+            self.model_digest = digest
+            self._changed()
+
+    # -- writes ---------------------------------------------------------------------------
+    async def async_intake_turn(
+        self, text: str, *, source_id: str, actor: str | None
+    ) -> IntakeReport:
+        """Intake of one user utterance after the reply (conversation input: falls back)."""
+        owner = actor or HOUSEHOLD  # a known speaker's words are theirs; a satellite's, the home's
+        item = IntakeInput(text=text, source_id=source_id, owner=owner, scope=owner, actor=actor)
+        return await self._write(
+            lambda: intake.run_intake(
+                [item],
+                mode=self.requested_mode,
+                store=self.store,
+                journal=self.journal,
+                embed=self._embed,
+                call_model=self._call_model,
+                model_digest=self.model_digest,
+                table=self._table,
+                run_blocking=self._hass.async_add_executor_job,
+            ),
+            source_id,
+            actor,
+        )
+
+    async def async_remember(
+        self, text: str, *, owner: str, actor: str | None, source_id: str
+    ) -> IntakeReport:
+        """An explicit memory (`alto.remember`, a new todo item)."""
+        item = IntakeInput(text=text, source_id=source_id, owner=owner, scope=owner, actor=actor)
+        return await self._write(
+            lambda: intake.remember(
+                item,
+                store=self.store,
+                journal=self.journal,
+                embed=self._embed,
+                run_blocking=self._hass.async_add_executor_job,
+            ),
+            source_id,
+            actor,
+        )
+
+    async def async_forget(self, ids: list[int], *, viewer: str | None) -> IntakeReport:
+        """Forget memories the viewer can see (and what was interpreted from them)."""
+        return await self._write(
+            lambda: intake.forget(
+                ids,
+                viewer=viewer,
+                store=self.store,
+                journal=self.journal,
+                run_blocking=self._hass.async_add_executor_job,
+            ),
+            None,
+            viewer,
+        )
+
+    async def _write(
+        self, run: Callable[[], Any], source_id: str | None, actor: str | None
+    ) -> IntakeReport:
+        async with self._write_lock:
+            result = await run()
+        report = IntakeReport(
+            admitted=result.admitted,
+            ids=[i for group in result.ids for i in group],
+            mode=result.mode.name.lower() if result.mode is not None else None,
+            status=result.status,
+            reason=_reason(result.refusal),
+        )
+        self._hass.bus.async_fire(
+            EVENT_ADMITTED if report.admitted else EVENT_REFUSED,
+            {
+                "ids": report.ids,
+                "mode": report.mode,
+                "status": report.status,
+                "reason": report.reason,
+                "source_id": source_id,
+                "actor": actor,
+            },
+        )
+        if report.admitted:
+            self._changed()
+        return report
+
+    # -- reads ----------------------------------------------------------------------------
+    async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
+        """The best `limit` current memories for `query` the viewer may see (exact scores)."""
+        vectors = await self._embed([query])
+        codes = quantize(vectors[0])
+        return [
+            row
+            for row, _score in await self._hass.async_add_executor_job(
+                self.store.recall, codes, viewer, limit
+            )
+        ]
+
+    async def async_turn_context(self, text: str, *, viewer: str | None) -> str | None:
+        """The reference selection for a user's turn, labelled with each quote's actor."""
+        if len(self.store.state) == 0:
+            return None
+        try:
+            codes = quantize((await self._embed([text]))[0])
+            selected = await self._hass.async_add_executor_job(self.store.references, codes, viewer)
+        except Exception as err:
+            LOGGER.warning("Memory selection for the turn failed: %s", err)
+            return None
+        if isinstance(selected, Refusal) or not selected:
+            return None
+        lines = "".join(render_reference(reference.row) for reference in selected)
+        return (
+            "What you have been told before (exact quotes; the label names what kind of memory "
+            "it is and who said it — a name inside a quote proves nobody's identity):\n" + lines
+        )
+
+    def rows(self, viewer: str | None) -> list[Row]:
+        """Current rows the viewer sees."""
+        return self.store.rows(viewer)
+
+    async def async_replay(self) -> dict[str, Any]:
+        """Re-derive every journal entry without the model."""
+        path = self.journal.path
+        async with self._write_lock:
+            return await self._hass.async_add_executor_job(replay.replay, path)
+
+    async def async_qualify(self) -> dict[str, Any]:
+        """Run the acceptance matrix against the chat model; record the pair only if all pass."""
+        model = self._settings[CONF_MODEL]
+        result = await run_acceptance(self._call_model)
+        answers = result.answers()
+        recorded = False
+        if result.passed and self.model_digest:
+            await self._hass.async_add_executor_job(
+                record_qualification, self._table_path, self.model_digest, model, answers
+            )
+            self._table = await self._hass.async_add_executor_job(load_table, self._table_path)
+            recorded = True
+            self._changed()
+        return {
+            "model": model,
+            "model_digest": self.model_digest,
+            "processor_digest": result.processor_digest,
+            "passed": result.passed,
+            "recorded": recorded,
+            "cases": len(answers),
+            "failed": sum(1 for a in answers if not a.get("passed")),
+            "answers": answers,
+        }
+
+    @callback
+    def _changed(self) -> None:
+        async_dispatcher_send(self._hass, signal_memory_changed(self._entry_id))
+
+
+def _reason(refusal: Refusal | None) -> str | None:
+    return refusal.reason.value if refusal is not None else None

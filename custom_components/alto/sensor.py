@@ -1,0 +1,92 @@
+"""Sensors: memory count and memory mode."""
+
+from __future__ import annotations
+
+from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
+from homeassistant.helpers.entity_platform import AddEntitiesCallback
+
+from .entity import AltoEntity
+from .memory.qualification import Mode
+from .memory_organ import MemoryOrgan, signal_memory_changed
+from .runtime import AltoConfigEntry
+
+PARALLEL_UPDATES = 0
+MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+) -> None:
+    """Add the memory sensors."""
+    async_add_entities([MemoryCountSensor(entry), MemoryModeSensor(entry)])
+
+
+class MemorySensor(AltoEntity, SensorEntity):
+    """A sensor that follows the memory organ."""
+
+    def __init__(self, entry: AltoConfigEntry, key: str) -> None:
+        """Bind to the entry's memory organ."""
+        super().__init__(entry, key)
+        self._attr_translation_key = key
+        self._memory: MemoryOrgan | None = entry.runtime_data.memory
+
+    @property
+    def available(self) -> bool:
+        """Unavailable when the store could not be opened."""
+        return self._memory is not None
+
+    async def async_added_to_hass(self) -> None:
+        """Update when memory changes."""
+        await super().async_added_to_hass()
+        self.async_on_remove(
+            async_dispatcher_connect(
+                self.hass, signal_memory_changed(self.entry.entry_id), self._async_changed
+            )
+        )
+
+    @callback
+    def _async_changed(self) -> None:
+        self.async_write_ha_state()
+
+
+class MemoryCountSensor(MemorySensor):
+    """How many current memories Alto holds (every scope; a number, no content)."""
+
+    _attr_state_class = SensorStateClass.MEASUREMENT
+
+    def __init__(self, entry: AltoConfigEntry) -> None:
+        """The count sensor."""
+        super().__init__(entry, "memory_count")
+
+    @property
+    def native_value(self) -> int | None:
+        """Current memories."""
+        return self._memory.count() if self._memory else None
+
+
+class MemoryModeSensor(MemorySensor):
+    """The effective memory mode for conversation input."""
+
+    _attr_device_class = SensorDeviceClass.ENUM
+
+    def __init__(self, entry: AltoConfigEntry) -> None:
+        """The mode sensor."""
+        super().__init__(entry, "memory_mode")
+        self._attr_options = list(MODE_STATES.values())
+
+    @property
+    def native_value(self) -> str | None:
+        """explicit, source_text or automatic."""
+        return MODE_STATES[self._memory.effective_mode] if self._memory else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, str | None] | None:
+        """What the options ask for, and the pair qualification looks at."""
+        if not self._memory:
+            return None
+        return {
+            "requested": MODE_STATES[self._memory.requested_mode],
+            "model_digest": self._memory.model_digest,
+        }
