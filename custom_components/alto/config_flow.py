@@ -36,6 +36,7 @@ from .const import (
     CONF_CHROMA_PORT,
     CONF_CONSENT,
     CONF_EMBEDDING_MODEL,
+    CONF_GPU,
     CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
     CONF_MEMORY_MODE,
@@ -46,6 +47,7 @@ from .const import (
     CONF_REQUEST_TIMEOUT,
     CONF_URL,
     DEFAULT_CHROMA_PORT,
+    DEFAULT_GPU,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
     DEFAULT_MEMORY_MODE,
@@ -267,6 +269,11 @@ class AltoOptionsFlow(OptionsFlow):
                 vol.Optional(
                     CONF_CHROMA_PORT, default=options.get(CONF_CHROMA_PORT, DEFAULT_CHROMA_PORT)
                 ): _number(1, 65535),
+                vol.Optional(CONF_GPU, default=options.get(CONF_GPU, DEFAULT_GPU)): SelectSelector(
+                    SelectSelectorConfig(
+                        options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST
+                    )
+                ),
                 vol.Required(CONF_CONSENT): section(
                     _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
                 ),

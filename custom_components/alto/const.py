@@ -25,6 +25,7 @@ CONF_REQUEST_TIMEOUT: Final = "request_timeout"
 CONF_MEMORY_MODE: Final = "memory_mode"  # 0 explicit only, 1 source text, 2 automatic
 CONF_CHROMA_HOST: Final = "chroma_host"  # empty: the embedded store under the config dir
 CONF_CHROMA_PORT: Final = "chroma_port"
+CONF_GPU: Final = "gpu"  # "auto": CUDA through PyCUDA when present, else numpy; "off": numpy
 CONF_CONSENT: Final = "consent"  # {domain: tier} overrides of the default consent tiers
 
 DEFAULT_PROMPT: Final = (
@@ -37,6 +38,7 @@ DEFAULT_KEEP_ALIVE: Final = -1  # seconds; -1 keeps the model loaded
 DEFAULT_PLAIN_REPLY_FALLBACK: Final = True
 DEFAULT_MEMORY_MODE: Final = 2  # falls back to 1 until the model/processor pair is qualified
 DEFAULT_CHROMA_PORT: Final = 8000
+DEFAULT_GPU: Final = "auto"
 DEFAULT_REQUEST_TIMEOUT: Final = 60.0  # seconds; the ollama client never times out by default
 
 MIN_NUM_CTX: Final = 2048

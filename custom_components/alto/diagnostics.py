@@ -46,4 +46,13 @@ async def async_get_config_entry_diagnostics(
             name: model.digest for name, model in sorted((coordinator.data or {}).items())
         },
         "open_conversations": len(runtime.buffers),
+        "memory": None
+        if runtime.memory is None
+        else {
+            "rows": len(runtime.memory.store.state),
+            "effective_mode": runtime.memory.effective_mode.name.lower(),
+            "automatic_available": runtime.memory.automatic_available,
+            "selection_backend": runtime.memory.selection.name,
+            "journal_entries": runtime.memory.journal.count,
+        },
     }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ollama
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
@@ -22,12 +23,15 @@ from .const import (
     CONF_CHROMA_HOST,
     CONF_CHROMA_PORT,
     CONF_EMBEDDING_MODEL,
+    CONF_GPU,
     CONF_MEMORY_MODE,
     CONF_MODEL,
+    DEFAULT_GPU,
     DEFAULT_MEMORY_MODE,
     DOMAIN,
     LOGGER,
 )
+from .gpu.backend import SelectionBackend, select_backend
 from .memory import intake, replay
 from .memory.acceptance import run_acceptance
 from .memory.journal import Journal
@@ -97,6 +101,7 @@ class MemoryOrgan:
         store: MemoryStore,
         journal: Journal,
         table_path: Path,
+        selection: SelectionBackend,
     ) -> None:
         """Use `async_open` to build one."""
         self._hass = hass
@@ -105,12 +110,14 @@ class MemoryOrgan:
         self._settings = settings
         self.store = store
         self.journal = journal
+        self.selection = selection
         self._table_path = table_path
         self._table: QualificationTable = load_table(table_path)
         self._write_lock = asyncio.Lock()
         self._embed = embed_for(client, settings[CONF_EMBEDDING_MODEL])
         self._call_model = call_model_for(client, settings[CONF_MODEL])
         self.model_digest: str | None = None
+        self._selection_rows = len(store.state)
 
     @classmethod
     async def async_open(
@@ -120,7 +127,7 @@ class MemoryOrgan:
         base = storage_dir(hass, entry_id)
         host = settings.get(CONF_CHROMA_HOST)
 
-        def _open() -> tuple[MemoryStore, Journal]:
+        def _open() -> tuple[MemoryStore, Journal, SelectionBackend]:
             base.mkdir(parents=True, exist_ok=True)
             if host:
                 store = MemoryStore.open_http(host, int(settings.get(CONF_CHROMA_PORT) or 8000))
@@ -132,9 +139,14 @@ class MemoryOrgan:
             except Exception:
                 store.close()
                 raise
-            return store, journal
+            # Off the event loop: trying CUDA compiles kernels and starts the owning thread.
+            backend = select_backend(
+                settings.get(CONF_GPU, DEFAULT_GPU), hass.config.path(".storage", DOMAIN, "cuda")
+            )
+            _load_matrix(backend, store)
+            return store, journal, backend
 
-        store, journal = await hass.async_add_executor_job(_open)
+        store, journal, backend = await hass.async_add_executor_job(_open)
         return cls(
             hass,
             entry_id=entry_id,
@@ -143,12 +155,15 @@ class MemoryOrgan:
             store=store,
             journal=journal,
             table_path=Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json")),
+            selection=backend,
         )
 
     async def async_close(self) -> None:
         """Close the store (waits for a running write)."""
         async with self._write_lock:
             await self._hass.async_add_executor_job(self.store.close)
+            # The CUDA context is popped and detached in its owning thread, never at exit.
+            await self._hass.async_add_executor_job(self.selection.close)
 
     # -- state for entities -------------------------------------------------------------
     @property
@@ -238,6 +253,8 @@ class MemoryOrgan:
     ) -> IntakeReport:
         async with self._write_lock:
             result = await run()
+            if result.admitted:
+                await self._hass.async_add_executor_job(self._sync_selection, result)
         report = IntakeReport(
             admitted=result.admitted,
             ids=[i for group in result.ids for i in group],
@@ -262,15 +279,32 @@ class MemoryOrgan:
 
     # -- reads ----------------------------------------------------------------------------
     async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
-        """The best `limit` current memories for `query` the viewer may see (exact scores)."""
-        vectors = await self._embed([query])
-        codes = quantize(vectors[0])
-        return [
-            row
-            for row, _score in await self._hass.async_add_executor_job(
-                self.store.recall, codes, viewer, limit
+        """The best `limit` current memories for `query` the viewer may see (exact scores).
+
+        The selection backend holds every row; asking it for `limit` plus the number of rows
+        this viewer may not see (other users' private rows, superseded rows) and keeping the
+        visible ones gives exactly the viewer's own top `limit`, in the same order.
+        """
+        codes = quantize((await self._embed([query]))[0])
+        state = self.store.state
+        visible = {row.id: row for row in state.visible(viewer)}
+        if not visible:
+            return []
+        k = min(len(state), limit + len(state) - len(visible))
+        hits = await self.selection.async_top_k(codes, k)
+        return [visible[i] for i, _score in hits if i in visible][:limit]
+
+    def _sync_selection(self, result: Any) -> None:
+        """Keep the backend's matrix equal to the store: grow in place, rebuild on deletes."""
+        added = [row for group in result.ids for row in self.store.get(group)]
+        if result.mode is None or len(self.store.state) != self._selection_rows + len(added):
+            _load_matrix(self.selection, self.store)  # a forget removed rows
+        elif added:
+            state = self.store.state
+            self.selection.append(
+                state.codes(added), np.array([row.id for row in added], dtype=np.int64)
             )
-        ]
+        self._selection_rows = len(self.store.state)
 
     async def async_turn_context(self, text: str, *, viewer: str | None) -> str | None:
         """The reference selection for a user's turn, labelled with each quote's actor."""
@@ -327,6 +361,14 @@ class MemoryOrgan:
     @callback
     def _changed(self) -> None:
         async_dispatcher_send(self._hass, signal_memory_changed(self._entry_id))
+
+
+def _load_matrix(backend: SelectionBackend, store: MemoryStore) -> None:
+    rows = store.state.rows()
+    if not rows and store.state.dim is None:
+        return  # nothing admitted yet: the first append sets the dimension
+    ids = np.array([row.id for row in rows], dtype=np.int64)
+    backend.set_matrix(store.state.codes(rows), ids)
 
 
 def _reason(refusal: Refusal | None) -> str | None:

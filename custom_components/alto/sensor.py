@@ -65,6 +65,11 @@ class MemoryCountSensor(MemorySensor):
         """Current memories."""
         return self._memory.count() if self._memory else None
 
+    @property
+    def extra_state_attributes(self) -> dict[str, str] | None:
+        """Which backend serves exact selection: numpy, or cuda:<device>."""
+        return {"selection_backend": self._memory.selection.name} if self._memory else None
+
 
 class MemoryModeSensor(MemorySensor):
     """The effective memory mode for conversation input."""

@@ -1,0 +1,308 @@
+"""`StoreMemoryView`: the Surfacer's read of the memory organ's `MemoryStore`.
+
+Everything is read through `MemoryStore.rows(viewer)` / `MemoryStore.recall(..., viewer, ...)`,
+which already keep to what the viewer may see (household rows plus its own private rows), and
+every row is checked again with `records.visible_to` before it leaves this module: another user's
+private memory can never become a name, a phrase or a recall result. Superseded rows never leave
+either; only ``status == "current"`` rows are read.
+
+Names (`known_names`): the quotes of current participant (kind 1) and task (kind 2) mentions, in
+admission order, deduplicated caselessly (the first spelling stays). A home that keeps only
+sources (mode 1) or explicit memories has no mentions, so nothing is cued there.
+
+Licensed phrases (what a render may quote): a current, viewer-visible
+
+- inferred assertion or correction (kinds 3, 4): the model-free exact quotes mode 2 keeps;
+- explicit memory (``"explicit"``, `alto.remember`): authored, never corrected;
+- source text (``"source"``) only when no inferred row (kind 1-4, superseded ones included) was
+  admitted from the same source: that is a mode-1 source, kept whole and never interpreted. An
+  interpreted source is not licensed because its text still holds every assertion a later
+  correction superseded, and because its inferred rows already quote the statements in it; the
+  requests and chatter it also holds are not memories.
+  (A mode-2 source whose every span was a request has no inferred row either; the store does not
+  record the mode, so it is licensed like a mode-1 source. The verifier still bounds the render
+  to its words.)
+
+Mentions are names, not phrases. A phrase belongs to an entity when its text contains the name as
+whole words: the same literal match the cues use (`cues.find_cues`: casefolded, Unicode word
+boundaries, clitics and an optional leading article), so "Ann" never licenses a phrase about
+"Anna". Phrases come newest first (the Surfacer keeps the first few per entity), one per distinct
+text. uniseg segmentation costs about 20 µs a character, so every document first passes a cheap
+necessary condition (`_needle`, `_could_mention`: the name's last word as a substring not glued to
+neighbouring letters) and only then the exact match.
+
+`recall` embeds the utterance (one `embed` call), quantizes its float32 form as intake does
+(`pipeline.query_codes`) and takes exact integer scores through `MemoryStore.recall`; of the
+recalled rows it keeps licensed phrases that mention a known name (grouped under a name the
+utterance cues if the phrase has one, else under the longest, earliest name in it), skipping the
+rest, and fetches deeper until `limit` are found or the store runs out.
+
+Reads take the store's in-memory mirror as it is; like every reader they assume one writer at a
+time (a write racing a read can at worst fail the read, which the Surfacer absorbs).
+
+The store is blocking: every store read and the CPU-bound matching run through `run_blocking`
+(HA passes ``hass.async_add_executor_job``; the default is `asyncio.to_thread`). A view error
+propagates; the Surfacer turns it into outcome "nothing" (or loses only the recall additions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from uniseg.wordbreak import words
+
+from ..memory.pipeline import query_codes
+from ..memory.records import (
+    CURRENT,
+    INFERRED_ASSERTIONS,
+    KIND_EXPLICIT,
+    KIND_PARTICIPANT,
+    KIND_SOURCE,
+    KIND_TASK,
+    Row,
+    visible_to,
+)
+from ..memory.store import MemoryStore
+from .cues import find_cues
+from .memory_view import Phrase
+
+type RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
+type Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+
+MENTION_KINDS = (KIND_PARTICIPANT, KIND_TASK)
+_INFERRED_KINDS = frozenset({KIND_PARTICIPANT, KIND_TASK, *INFERRED_ASSERTIONS})
+DEFAULT_MAX_PHRASES = 16
+
+
+async def _to_thread(function: Callable[[], Any]) -> Any:
+    return await asyncio.to_thread(function)
+
+
+class StoreMemoryView:
+    """A `RecallView` over a `MemoryStore` (see the module docstring for what it returns)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        embed: Embed | None = None,
+        *,
+        run_blocking: RunBlocking = _to_thread,
+        max_phrases: int = DEFAULT_MAX_PHRASES,
+    ) -> None:
+        """Read `store`; `embed` (texts -> vectors, the store's embedding model) enables recall."""
+        self._store = store
+        self._embed = embed
+        self._run_blocking = run_blocking
+        self._max_phrases = max_phrases
+
+    async def known_names(self, viewer: str | None) -> list[str]:
+        """Mention quotes (kinds 1, 2) of current rows `viewer` may see, caselessly distinct."""
+        return await self._run_blocking(lambda: _known_names(self._store.rows(viewer), viewer))
+
+    async def phrases(self, name: str, viewer: str | None) -> list[Phrase]:
+        """Licensed quotes that contain `name` as whole words, newest first."""
+        if not isinstance(name, str) or not name.strip():
+            return []
+        return await self._run_blocking(lambda: self._phrases(name, viewer))
+
+    async def recall(
+        self, utterance: str, viewer: str | None, limit: int
+    ) -> list[tuple[str, Phrase]]:
+        """Up to `limit` (known name, licensed phrase) pairs nearest `utterance`, best first."""
+        if self._embed is None or limit <= 0 or not isinstance(utterance, str):
+            return []
+        if not utterance.strip():
+            return []
+        vectors = await self._embed([utterance])
+        if not isinstance(vectors, list) or len(vectors) != 1:
+            raise ValueError("embed returned no single vector for the utterance")
+        vector = np.asarray(vectors[0], dtype="<f4")  # float32, as the store keeps its rows
+        return await self._run_blocking(lambda: self._recall(utterance, vector, viewer, limit))
+
+    def _phrases(self, name: str, viewer: str | None) -> list[Phrase]:
+        rows = self._store.rows(viewer, current_only=False)
+        interpreted = _interpreted(rows)
+        needle = _needle(name)
+        found: list[Phrase] = []
+        seen: set[str] = set()
+        for row in reversed(rows):
+            if (
+                row.document in seen
+                or not _licensed(row, viewer, interpreted)
+                or not _mentions(row.document, name, needle)
+            ):
+                continue
+            seen.add(row.document)
+            found.append(Phrase(text=row.document, source_id=str(row.id)))
+            if len(found) >= self._max_phrases:
+                break
+        return found
+
+    def _recall(
+        self, utterance: str, vector: np.ndarray, viewer: str | None, limit: int
+    ) -> list[tuple[str, Phrase]]:
+        dim = self._store.state.dim
+        if dim is None:
+            return []
+        if vector.shape != (dim,):
+            raise ValueError(f"utterance embedding has shape {vector.shape}, the store {dim}")
+        codes = query_codes(vector.tobytes())  # exactly as intake quantizes its queries
+        rows = self._store.rows(viewer, current_only=False)
+        interpreted = _interpreted(rows)
+        names = _known_names(rows, viewer)
+        available = sum(1 for row in rows if row.status == CURRENT)
+        if not names:
+            return []
+        needles = {name: _needle(name) for name in names}
+        # A recalled phrase naming an entity the utterance cued joins that entity's group.
+        cued = frozenset(find_cues(utterance, names, limit=len(names)))
+        pairs: list[tuple[str, Phrase]] = []
+        seen: set[int] = set()
+        depth = max(4 * limit, 16)
+        while True:
+            recalled = self._store.recall(codes, viewer, depth)
+            for row, _score in recalled:
+                if row.id in seen:
+                    continue
+                seen.add(row.id)
+                if not _licensed(row, viewer, interpreted):
+                    continue
+                skeleton = _skeleton(row.document)
+                candidates = [n for n in names if _could_mention(skeleton, needles[n])]
+                name = _entity(row.document, candidates, cued)
+                if name is not None:
+                    pairs.append((name, Phrase(text=row.document, source_id=str(row.id))))
+                    if len(pairs) >= limit:
+                        return pairs
+            if len(recalled) < depth or depth >= available:
+                return pairs
+            depth *= 2
+
+
+def _entity(document: str, candidates: list[str], cued: frozenset[str]) -> str | None:
+    """The name a recalled phrase is grouped under: one the utterance cued if it names one.
+
+    Among equals the longest span in the phrase wins, then the earliest, as cues pick.
+    """
+    preferred = [name for name in candidates if name in cued]
+    for group in (preferred, candidates):
+        found = find_cues(document, group, limit=1) if group else []
+        if found:
+            return found[0]
+    return None
+
+
+def _licensed(row: Row, viewer: str | None, interpreted: set[tuple[str, int]]) -> bool:
+    """Whether `row` may be quoted to `viewer` (see the module docstring)."""
+    if row.status != CURRENT or not visible_to(row, viewer):
+        return False
+    if row.kind in INFERRED_ASSERTIONS or row.kind == KIND_EXPLICIT:
+        return True
+    return row.kind == KIND_SOURCE and row.source_key not in interpreted
+
+
+def _interpreted(rows: Iterable[Row]) -> set[tuple[str, int]]:
+    """Sources with an inferred row, current or superseded."""
+    return {row.source_key for row in rows if row.kind in _INFERRED_KINDS}
+
+
+def _known_names(rows: Iterable[Row], viewer: str | None) -> list[str]:
+    names: list[str] = []
+    seen: set[str] = set()
+    for row in rows:
+        if row.kind not in MENTION_KINDS or row.status != CURRENT or not visible_to(row, viewer):
+            continue
+        name = row.document.strip()
+        key = unicodedata.normalize("NFC", name.casefold())
+        if name and key not in seen:
+            seen.add(key)
+            names.append(name)
+    return names
+
+
+def _mentions(document: str, name: str, needle: Needle | None) -> bool:
+    """`name` occurs in `document` as whole words, exactly as a cue would find it."""
+    if not _could_mention(_skeleton(document), needle):
+        return False  # the cheap necessary condition fails: no cue can match
+    return bool(find_cues(document, [name], limit=1))
+
+
+def _skeleton(text: str) -> str:
+    """Casefolded, fully decomposed, without combining marks (canonical class > 0).
+
+    Casefolding and canonical decomposition map each character on its own, and canonical
+    reordering only moves marks of nonzero class, which are dropped: so the skeleton of a
+    substring is a substring of the skeleton, whatever NFC or NFD form either text is in.
+    """
+    decomposed = unicodedata.normalize("NFD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True, slots=True)
+class Needle:
+    """What a document's skeleton must contain for `find_cues` to find a name (see `_needle`)."""
+
+    text: str
+    at_word_start: bool
+
+
+def _plain(char: str) -> bool:
+    """A letter below U+0530 (Latin, IPA, Greek, Cyrillic, Armenian) or an ASCII digit.
+
+    All are ALetter or Numeric in UAX #29, which never breaks a word between two of them.
+    """
+    return ord(char) < 0x530 and (char.isalpha() or "0" <= char <= "9")
+
+
+def _could_mention(skeleton: str, needle: Needle | None) -> bool:
+    """Whether `needle` occurs in `skeleton` where a word could start (and end) around it.
+
+    A whole-word match has a word boundary before the document word and after it (or after its
+    clitic's apostrophe); no boundary can fall between two `_plain` characters, so an occurrence
+    glued to one ("ann" in "anna") is no match. Scripts beyond are only substring-checked.
+    """
+    if needle is None:
+        return True
+    text = needle.text
+    head = needle.at_word_start and _plain(text[0])
+    tail = _plain(text[-1])
+    start = skeleton.find(text)
+    while start >= 0:
+        end = start + len(text)
+        glued_before = head and start > 0 and _plain(skeleton[start - 1])
+        glued_after = tail and end < len(skeleton) and _plain(skeleton[end])
+        if not (glued_before or glued_after):
+            return True
+        start = skeleton.find(text, start + 1)
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _needle(name: str) -> Needle | None:
+    """The necessary condition for `find_cues` to find `name` in a document.
+
+    Every word sequence that cues `name` ends with its last word (only a leading article is
+    optional), and a matching document word equals it casefolded and composed, so the skeleton
+    of that word's first alphanumeric run is in the document's skeleton. The run ends where the
+    word ends or at a non-alphanumeric character the document word has too (a clitic is cut at
+    the last apostrophe, after the run), and starts where the word starts unless the word opens
+    with a non-alphanumeric character. None when there is no run: no prefilter then.
+    """
+    pieces: Sequence[str] = [p for p in words(name) if any(c.isalnum() for c in p)]
+    if not pieces:
+        return None
+    word = _skeleton(pieces[-1])
+    run: list[str] = []
+    for char in word:
+        if char.isalnum():
+            run.append(char)
+        elif run:
+            break
+    text = "".join(run)
+    return Needle(text, word.startswith(text)) if text else None
