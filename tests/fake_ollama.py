@@ -91,6 +91,7 @@ class FakeOllama:
         self.rules: list[tuple[Predicate, Responder]] = []
         self.default: Responder = ChatReply.text("\u00a6Hello from the fake model.\u00a6")
         self.fail_tags = 0  # answer this many /api/tags requests with HTTP 500
+        self.fail_embed = 0  # answer this many /api/embed requests with HTTP 500
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -188,6 +189,9 @@ class FakeOllama:
 
     async def _embed(self, request: web.Request) -> web.Response:
         body = await self._record(request)
+        if self.fail_embed > 0:
+            self.fail_embed -= 1
+            return web.json_response({"error": "internal error"}, status=500)
         if body.get("model") not in self.models:
             return web.json_response({"error": "model not found"}, status=404)
         inputs = body.get("input")

@@ -25,6 +25,7 @@ from .memory_organ import MemoryOrgan
 from .model_client import close_client, keep_alive, make_client
 from .runtime import AltoConfigEntry, AltoRuntime
 from .services import async_register_services
+from .thoughts import ThoughtOrgan
 
 PLATFORMS: list[Platform] = [
     Platform.BINARY_SENSOR,
@@ -66,8 +67,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     )
     entry.async_on_unload(organ.async_shutdown)
     memory = await _async_open_memory(hass, entry, client, coordinator, settings)
+    thoughts = ThoughtOrgan.build(hass, entry.entry_id, client, memory, settings)
+    entry.async_on_unload(thoughts.async_shutdown)
     entry.runtime_data = AltoRuntime(
-        client=client, coordinator=coordinator, organ=organ, memory=memory
+        client=client, coordinator=coordinator, organ=organ, memory=memory, thoughts=thoughts
     )
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)

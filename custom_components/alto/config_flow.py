@@ -45,6 +45,10 @@ from .const import (
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
     CONF_REQUEST_TIMEOUT,
+    CONF_SURFACER_ENABLED,
+    CONF_SURFACER_MODEL,
+    CONF_SURFACER_RECALL,
+    CONF_SURFACER_WAIT,
     CONF_URL,
     DEFAULT_CHROMA_PORT,
     DEFAULT_GPU,
@@ -55,6 +59,9 @@ from .const import (
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
     DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SURFACER_ENABLED,
+    DEFAULT_SURFACER_RECALL,
+    DEFAULT_SURFACER_WAIT,
     DOMAIN,
     LOGGER,
     MAX_MAX_HISTORY,
@@ -269,6 +276,22 @@ class AltoOptionsFlow(OptionsFlow):
                 vol.Optional(
                     CONF_CHROMA_PORT, default=options.get(CONF_CHROMA_PORT, DEFAULT_CHROMA_PORT)
                 ): _number(1, 65535),
+                vol.Optional(
+                    CONF_SURFACER_ENABLED,
+                    default=options.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED),
+                ): BooleanSelector(),
+                vol.Optional(
+                    CONF_SURFACER_RECALL,
+                    default=options.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL),
+                ): BooleanSelector(),
+                vol.Optional(
+                    CONF_SURFACER_WAIT,
+                    default=options.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT),
+                ): _number(0, 10, 0.1),
+                vol.Optional(
+                    CONF_SURFACER_MODEL,
+                    description={"suggested_value": options.get(CONF_SURFACER_MODEL)},
+                ): TextSelector(),
                 vol.Optional(CONF_GPU, default=options.get(CONF_GPU, DEFAULT_GPU)): SelectSelector(
                     SelectSelectorConfig(
                         options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST

@@ -26,6 +26,10 @@ CONF_MEMORY_MODE: Final = "memory_mode"  # 0 explicit only, 1 source text, 2 aut
 CONF_CHROMA_HOST: Final = "chroma_host"  # empty: the embedded store under the config dir
 CONF_CHROMA_PORT: Final = "chroma_port"
 CONF_GPU: Final = "gpu"  # "auto": CUDA through PyCUDA when present, else numpy; "off": numpy
+CONF_SURFACER_ENABLED: Final = "surfacer_enabled"
+CONF_SURFACER_RECALL: Final = "surfacer_recall"  # add semantic recall to the named cues
+CONF_SURFACER_WAIT: Final = "surfacer_wait"  # seconds the reply waits for a thought
+CONF_SURFACER_MODEL: Final = "surfacer_model"  # default: the chat model
 CONF_CONSENT: Final = "consent"  # {domain: tier} overrides of the default consent tiers
 
 DEFAULT_PROMPT: Final = (
@@ -39,6 +43,9 @@ DEFAULT_PLAIN_REPLY_FALLBACK: Final = True
 DEFAULT_MEMORY_MODE: Final = 2  # falls back to 1 until the model/processor pair is qualified
 DEFAULT_CHROMA_PORT: Final = 8000
 DEFAULT_GPU: Final = "auto"
+DEFAULT_SURFACER_ENABLED: Final = True
+DEFAULT_SURFACER_RECALL: Final = False
+DEFAULT_SURFACER_WAIT: Final = 1.5
 DEFAULT_REQUEST_TIMEOUT: Final = 60.0  # seconds; the ollama client never times out by default
 
 MIN_NUM_CTX: Final = 2048

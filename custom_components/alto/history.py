@@ -30,10 +30,17 @@ class TurnBuffer:
     """The recent history of one conversation."""
 
     entries: list[BufferEntry] = field(default_factory=list)
+    # Surfaced thoughts that arrived while a turn was running; they join at the next flush.
+    pending: list[BufferEntry] = field(default_factory=list)
 
     def add(self, entry: BufferEntry) -> None:
         """Append an entry."""
         self.entries.append(entry)
+
+    def flush_pending(self) -> None:
+        """Move thoughts that arrived between turns into the history, in arrival order."""
+        self.entries.extend(self.pending)
+        self.pending.clear()
 
     def messages(self, max_history: int) -> list[dict[str, str]]:
         """Chat messages for the last `max_history` user turns and what followed them."""

@@ -114,7 +114,7 @@ class MemoryOrgan:
         self._table_path = table_path
         self._table: QualificationTable = load_table(table_path)
         self._write_lock = asyncio.Lock()
-        self._embed = embed_for(client, settings[CONF_EMBEDDING_MODEL])
+        self.embed = embed_for(client, settings[CONF_EMBEDDING_MODEL])
         self._call_model = call_model_for(client, settings[CONF_MODEL])
         self.model_digest: str | None = None
         self._selection_rows = len(store.state)
@@ -207,7 +207,7 @@ class MemoryOrgan:
                 mode=self.requested_mode,
                 store=self.store,
                 journal=self.journal,
-                embed=self._embed,
+                embed=self.embed,
                 call_model=self._call_model,
                 model_digest=self.model_digest,
                 table=self._table,
@@ -227,7 +227,7 @@ class MemoryOrgan:
                 item,
                 store=self.store,
                 journal=self.journal,
-                embed=self._embed,
+                embed=self.embed,
                 run_blocking=self._hass.async_add_executor_job,
             ),
             source_id,
@@ -285,7 +285,7 @@ class MemoryOrgan:
         this viewer may not see (other users' private rows, superseded rows) and keeping the
         visible ones gives exactly the viewer's own top `limit`, in the same order.
         """
-        codes = quantize((await self._embed([query]))[0])
+        codes = quantize((await self.embed([query]))[0])
         state = self.store.state
         visible = {row.id: row for row in state.visible(viewer)}
         if not visible:
@@ -311,7 +311,7 @@ class MemoryOrgan:
         if len(self.store.state) == 0:
             return None
         try:
-            codes = quantize((await self._embed([text]))[0])
+            codes = quantize((await self.embed([text]))[0])
             selected = await self._hass.async_add_executor_job(self.store.references, codes, viewer)
         except Exception as err:
             LOGGER.warning("Memory selection for the turn failed: %s", err)

@@ -11,6 +11,7 @@ from .act.organ import ActionOrgan
 from .coordinator import ModelCoordinator
 from .history import TurnBuffers
 from .memory_organ import MemoryOrgan
+from .thoughts import ThoughtOrgan
 
 
 @dataclass
@@ -21,6 +22,7 @@ class AltoRuntime:
     coordinator: ModelCoordinator
     organ: ActionOrgan
     memory: MemoryOrgan | None  # None when the store could not be opened
+    thoughts: ThoughtOrgan
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
 
 

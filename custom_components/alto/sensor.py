@@ -1,4 +1,4 @@
-"""Sensors: memory count and memory mode."""
+"""Sensors: memory count, memory mode and the last verified thought."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .entity import AltoEntity
 from .memory.qualification import Mode
 from .memory_organ import MemoryOrgan, signal_memory_changed
 from .runtime import AltoConfigEntry
+from .thoughts import signal_thought
 
 PARALLEL_UPDATES = 0
 MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
@@ -20,7 +21,9 @@ async def async_setup_entry(
     hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
 ) -> None:
     """Add the memory sensors."""
-    async_add_entities([MemoryCountSensor(entry), MemoryModeSensor(entry)])
+    async_add_entities(
+        [MemoryCountSensor(entry), MemoryModeSensor(entry), LastThoughtSensor(entry)]
+    )
 
 
 class MemorySensor(AltoEntity, SensorEntity):
@@ -94,4 +97,41 @@ class MemoryModeSensor(MemorySensor):
         return {
             "requested": MODE_STATES[self._memory.requested_mode],
             "model_digest": self._memory.model_digest,
+        }
+
+
+class LastThoughtSensor(AltoEntity, SensorEntity):
+    """The last thought the verifier let through, its sources, and the last outcome."""
+
+    _attr_translation_key = "last_thought"
+
+    def __init__(self, entry: AltoConfigEntry) -> None:
+        """Follow the entry's Surfacer."""
+        super().__init__(entry, "last_thought")
+        self._thoughts = entry.runtime_data.thoughts
+
+    async def async_added_to_hass(self) -> None:
+        """Update on every surfacing outcome."""
+        await super().async_added_to_hass()
+        self.async_on_remove(
+            async_dispatcher_connect(
+                self.hass, signal_thought(self.entry.entry_id), self.async_write_ha_state
+            )
+        )
+
+    @property
+    def native_value(self) -> str | None:
+        """The thought (states hold at most 255 characters; the attribute holds it whole)."""
+        surfaced = self._thoughts.last_surfaced
+        return surfaced.thought[:255] if surfaced and surfaced.thought else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, object]:
+        """Source ids of the thought; verdict and failure modes of the latest outcome."""
+        surfaced, last = self._thoughts.last_surfaced, self._thoughts.last
+        return {
+            "thought": surfaced.thought if surfaced else None,
+            "source_ids": list(surfaced.source_ids) if surfaced else [],
+            "last_verdict": last.verdict if last else None,
+            "last_failure_modes": list(last.failure_modes) if last else [],
         }

@@ -43,6 +43,10 @@ from .runtime import AltoConfigEntry
 type Messages = list[dict[str, str]]
 
 
+async def _none() -> None:
+    return None
+
+
 class _StreamCut(Exception):
     """The chat stream ended without its final `done` chunk."""
 
@@ -161,13 +165,17 @@ async def async_run_turn(
     # Only the user's own next utterance can confirm a held confirm-first call.
     held = await runtime.organ.async_resolve_pending(user_input.text, turn)
     if held and held.breadcrumb:
+        # Placed before this turn's user message: a chat request must end with the user's
+        # turn, and "Earlier this session" reads true from there.
         buffer.add(BufferEntry("assistant", held.breadcrumb, "breadcrumb"))
 
     memory = runtime.memory
-    recalled = (
-        await memory.async_turn_context(user_input.text, viewer=user_input.context.user_id)
-        if memory
-        else None
+    actor = user_input.context.user_id
+    # The Surfacer and the memory selection run side by side; the reply waits for neither
+    # longer than `surfacer_wait` (the selection is one embedding call).
+    _surfaced, recalled = await asyncio.gather(
+        runtime.thoughts.async_surface(user_input.text, actor, buffer),
+        memory.async_turn_context(user_input.text, viewer=actor) if memory else _none(),
     )
     messages = [
         {
@@ -230,7 +238,7 @@ async def async_run_turn(
             memory.async_intake_turn(
                 user_input.text,
                 source_id=f"conversation/{conversation_id}/{ulid_now()}",
-                actor=user_input.context.user_id,
+                actor=actor,
             ),
             "alto_memory_intake",
         )

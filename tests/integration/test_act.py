@@ -114,7 +114,7 @@ class Script:
         text = last_user_text(body)
         # Longest span first, so "yes" never shadows a span that contains it.
         for span in sorted(self.proposals, key=len, reverse=True):
-            if span in text:
+            if json.dumps(span, ensure_ascii=False) in text:
                 return self.proposals[span]
         return ChatReply.text(json.dumps(NONE))
 
@@ -192,6 +192,15 @@ def only(events: list[Event]) -> dict[str, Any]:
     assert data.keys() >= EVENT_KEYS, data
     assert data["verdict"] in VERDICTS
     return data
+
+
+def asks_to_confirm(result: conversation.ConversationResult, model_speech: str) -> bool:
+    """Alto's reply is the model's speech followed by a question asking to confirm."""
+    text = speech(result)
+    if not text.startswith(model_speech):
+        return False
+    added = text[len(model_speech) :].strip()
+    return "?" in added and "confirm" in added.casefold()
 
 
 def service_of(data: dict[str, Any]) -> str:
@@ -501,7 +510,7 @@ class TestConsentOverrides:
         data = only(intents)
         assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
         assert hass.states.get("light.bed_light").state == "off"
-        assert speech(result).endswith("?")
+        assert asks_to_confirm(result, "Turning it on.")
 
     @pytest.mark.usefixtures("alto")
     async def test_garage_stays_confirm_first_despite_cover_override(
@@ -531,8 +540,7 @@ async def test_unlock_waits_for_the_users_yes(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
     first = await _ask_to_unlock(hass, script)
-    assert speech(first).startswith("Unlocking the front door.")
-    assert speech(first).endswith("?")
+    assert asks_to_confirm(first, "Unlocking the front door.")
     data = only(intents)
     assert data["verdict"] == "awaiting_confirmation"
     assert data["tier"] == "confirm_first"
@@ -636,7 +644,7 @@ async def test_garage_door_is_confirm_first(
     script.say("¤open the garage door¤¦Opening the garage.¦")
     script.propose("open the garage door", call("cover.garage_door", "open_cover"))
     first = await converse(hass, "open the garage")
-    assert speech(first).endswith("?")
+    assert asks_to_confirm(first, "Opening the garage.")
     data = only(intents)
     assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
     assert hass.states.get("cover.garage_door").state == "closed"
@@ -649,11 +657,13 @@ async def test_garage_door_is_confirm_first(
 # --- effector permissions -------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("alto")
+@pytest.mark.usefixtures("alto", "hass_owner_user")
 async def test_read_only_users_context_fails(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    # The owner exists first, else HA would make the guest the owner (an admin).
     guest = await hass.auth.async_create_user("guest", group_ids=["system-read-only"])
+    assert not guest.is_admin
     script.say("¤turn on the bed light¤¦Turning it on.¦")
     script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
     result = await converse(hass, "bed light", context=Context(user_id=guest.id))

@@ -190,11 +190,13 @@ class ActionOrgan:
             return Outcome(span, Verdict.REFUSED, reason=proposal.reason.value)
         checked = self.check(proposal)
         if isinstance(checked, Refusal):
-            entity = proposal.arguments.get("entity")
+            # The entity is named only once the registry resolved it: an automation filtering
+            # on entity_id must never be steered by the model's raw text.
+            resolved = self.index.registry.resolve(str(proposal.arguments.get("entity", "")))
             return Outcome(
                 span,
                 Verdict.REFUSED,
-                entity_id=entity if isinstance(entity, str) else None,
+                entity_id=None if isinstance(resolved, Refusal) else resolved.entity_id,
                 reason=checked.reason.value,
             )
         tier = self.tier_of(checked)
@@ -289,7 +291,9 @@ class ActionOrgan:
 
 
 def _action_words(call: ValidatedCall, name: str) -> str:
-    return f"{call.service.replace('_', ' ')} {name}"
+    # "open_cover" reads "open Garage Door", "set_temperature" reads "set temperature …".
+    verb = call.service.removesuffix(f"_{call.domain}").replace("_", " ")
+    return f"{verb} {name}"
 
 
 def _describe(state: str, attributes: Mapping[str, Any]) -> str:
