@@ -12,7 +12,8 @@ from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
+from homeassistant.exceptions import TemplateError
+from homeassistant.helpers import intent, template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
@@ -41,6 +42,15 @@ from .prompt import system_prompt
 from .runtime import AltoConfigEntry
 
 type Messages = list[dict[str, str]]
+
+
+def _render_persona(hass: HomeAssistant, prompt: str) -> str:
+    """The persona is a Home Assistant template, like the built-in agents' prompts."""
+    try:
+        return template.Template(prompt, hass).async_render(parse_result=False)
+    except TemplateError as err:
+        LOGGER.warning("The persona template does not render, using it as text: %s", err)
+        return prompt
 
 
 async def _none() -> None:
@@ -181,7 +191,7 @@ async def async_run_turn(
         {
             "role": "system",
             "content": system_prompt(
-                persona=settings.get(CONF_PROMPT, DEFAULT_PROMPT),
+                persona=_render_persona(hass, settings.get(CONF_PROMPT, DEFAULT_PROMPT)),
                 assistant_name=settings.get(CONF_ASSISTANT_NAME),
                 entities=runtime.organ.index.entity_lines(),
                 now=dt_util.now(),

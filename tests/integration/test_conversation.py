@@ -130,3 +130,28 @@ class TestFallbackOff:
             "The household calls you Pip."
             in fake_ollama.chat_requests[-1]["messages"][0]["content"]
         )
+
+
+class TestPersonaTemplate:
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        return {"prompt": "You serve {{ states('sensor.house_name') }}. {{ broken"}
+
+    @pytest.mark.usefixtures("setup_alto")
+    async def test_a_broken_template_is_used_as_text(self, hass: HomeAssistant, fake_ollama):
+        await converse(hass, "hi")
+        system = fake_ollama.chat_requests[-1]["messages"][0]["content"]
+        assert system.startswith("You serve {{ states('sensor.house_name') }}. {{ broken")
+
+
+class TestPersonaTemplateRenders:
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        return {"prompt": "You serve the {{ states('sensor.house_name') }} household."}
+
+    @pytest.mark.usefixtures("setup_alto")
+    async def test_the_persona_is_rendered(self, hass: HomeAssistant, fake_ollama):
+        hass.states.async_set("sensor.house_name", "Okafor")
+        await converse(hass, "hi")
+        system = fake_ollama.chat_requests[-1]["messages"][0]["content"]
+        assert system.startswith("You serve the Okafor household.")

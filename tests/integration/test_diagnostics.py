@@ -57,3 +57,6 @@ async def test_diagnostics(
     assert "pw" not in str(diagnostics) and "secrets" not in str(diagnostics)
     assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
     assert diagnostics["model_available"] is True
+    # No PyCUDA here: gpu "auto" fell back to the numpy reference, and says so.
+    assert diagnostics["memory"]["selection_backend"] == "numpy"
+    assert diagnostics["memory"]["effective_mode"] == "source"
