@@ -36,7 +36,7 @@ from .const import (
     LOGGER,
 )
 from .errors import async_error_result
-from .history import BufferEntry
+from .history import BufferEntry, TurnBuffer
 from .model_client import ModelFailure, classify, keep_alive
 from .prompt import system_prompt
 from .runtime import AltoConfigEntry
@@ -51,6 +51,12 @@ def _render_persona(hass: HomeAssistant, prompt: str) -> str:
     except TemplateError as err:
         LOGGER.warning("The persona template does not render, using it as text: %s", err)
         return prompt
+
+
+def _record_breadcrumbs(buffer: TurnBuffer, outcomes: list[Outcome]) -> None:
+    for outcome in outcomes:
+        if outcome.breadcrumb:  # effector success only
+            buffer.add(BufferEntry("assistant", outcome.breadcrumb, "breadcrumb"))
 
 
 async def _none() -> None:
@@ -219,6 +225,8 @@ async def async_run_turn(
             LOGGER.warning("Ollama call failed (%s): %s", failure.value, err)
         runtime.coordinator.async_turn_failed(err)
         _trace({"failure": failure.value})
+        # A follow-up call can fail after the effector ran: what was done is still recorded.
+        _record_breadcrumbs(buffer, reply.outcomes)
         return await async_error_result(hass, user_input, conversation_id, failure.value)
 
     runtime.coordinator.async_turn_succeeded()
@@ -237,9 +245,7 @@ async def async_run_turn(
     buffer.add(BufferEntry("user", user_input.text, "user"))
     if text:
         buffer.add(BufferEntry("assistant", text, "reply"))
-    for outcome in reply.outcomes:
-        if outcome.breadcrumb:  # effector success only
-            buffer.add(BufferEntry("assistant", outcome.breadcrumb, "breadcrumb"))
+    _record_breadcrumbs(buffer, reply.outcomes)
     buffer.trim(max_history)
     if memory is not None:
         # Intake never delays the reply: it runs after it, in the background.

@@ -805,3 +805,20 @@ def test_effector_is_the_only_service_call_site() -> None:
     assert isinstance(keywords.get("blocking"), ast.Constant)
     assert keywords["blocking"].value is True
     assert "context" in keywords
+
+
+@pytest.mark.usefixtures("alto")
+async def test_breadcrumb_survives_a_failed_follow_up(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    # One reply both acts and reads; the follow-up for the read fails after the light went on.
+    script.say("¤turn on the bed light¤¤check the hvac¤", ChatReply(status=500))
+    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    script.propose("check the hvac", {"tool": "get_device_state", "entity": "climate.hvac"})
+    result = await converse(hass, "light on and how is the AC?")
+    assert not answered(result)
+    assert hass.states.get("light.bed_light").state == "on"
+    assert verdicts(intents) == ["executed", "executed"]
+    script.say("¦ok¦")
+    await converse(hass, "and now?", result.conversation_id)
+    assert has_breadcrumb(script.conversation_requests[-1])
