@@ -144,6 +144,10 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
         assert again.snapshot() == snapshot and again.rows(None) == rows
         assert again.applied == result.sequence == 1
         again.close()
+        # An embedded store opened after a server one stays embedded (no shared settings).
+        local = MemoryStore.open_persistent(tmp_path / "local")
+        assert local.snapshot() != snapshot and local.rows(None) == []
+        local.close()
     finally:
         server.terminate()
         await asyncio.wait_for(server.wait(), 10)

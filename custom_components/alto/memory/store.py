@@ -42,7 +42,12 @@ COLLECTION = "alto_memory"
 STATE_COLLECTION = "alto_memory_state"
 _STATE_ID = "state"
 _PAGE = 1000
-_SETTINGS = Settings(anonymized_telemetry=False)
+
+
+def _settings() -> Settings:
+    # A fresh object per client: chromadb.HttpClient writes its API and host into the Settings
+    # it is given, and a shared object would turn every later embedded client into HTTP.
+    return Settings(anonymized_telemetry=False)
 
 
 class MemoryStore:
@@ -60,12 +65,12 @@ class MemoryStore:
     @classmethod
     def open_persistent(cls, path: Path | str) -> MemoryStore:
         """The embedded store under `path` (created if missing)."""
-        return cls(chromadb.PersistentClient(path=str(path), settings=_SETTINGS))
+        return cls(chromadb.PersistentClient(path=str(path), settings=_settings()))
 
     @classmethod
     def open_http(cls, host: str, port: int, *, ssl: bool = False) -> MemoryStore:
         """A store on a Chroma server."""
-        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_SETTINGS))
+        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings()))
 
     def close(self) -> None:
         """Release the client (SQLite handles of an embedded store)."""
