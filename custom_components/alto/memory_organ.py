@@ -45,7 +45,7 @@ from .memory.qualification import (
     record_qualification,
 )
 from .memory.qualification import effective_mode as mode_for_pair
-from .memory.reasons import Refusal
+from .memory.reasons import STATUS_REFUSED, Refusal
 from .memory.records import CURRENT, HOUSEHOLD, Row
 from .memory.references import KIND_NAMES, render_reference
 from .memory.selection import quantize
@@ -53,6 +53,8 @@ from .memory.store import MemoryStore
 
 EVENT_ADMITTED = "alto_memory_admitted"
 EVENT_REFUSED = "alto_memory_refused"
+STORE_ERROR = "store_error"  # nothing was written
+STORE_PENDING = "store_pending"  # journaled; the store catches up before the next write
 
 
 def signal_memory_changed(entry_id: str) -> str:
@@ -118,6 +120,7 @@ class MemoryOrgan:
         self._call_model = call_model_for(client, settings[CONF_MODEL])
         self.model_digest: str | None = None
         self._selection_rows = len(store.state)
+        self._store_behind = False  # a journaled write failed to reach the store
 
     @classmethod
     async def async_open(
@@ -252,16 +255,9 @@ class MemoryOrgan:
         self, run: Callable[[], Any], source_id: str | None, actor: str | None
     ) -> IntakeReport:
         async with self._write_lock:
-            result = await run()
-            if result.admitted:
-                await self._hass.async_add_executor_job(self._sync_selection, result)
-        report = IntakeReport(
-            admitted=result.admitted,
-            ids=[i for group in result.ids for i in group],
-            mode=result.mode.name.lower() if result.mode is not None else None,
-            status=result.status,
-            reason=_reason(result.refusal),
-        )
+            report = await self._async_catch_up()
+            if report is None:
+                report = await self._async_run_write(run)
         self._hass.bus.async_fire(
             EVENT_ADMITTED if report.admitted else EVENT_REFUSED,
             {
@@ -276,6 +272,49 @@ class MemoryOrgan:
         if report.admitted:
             self._changed()
         return report
+
+    async def _async_run_write(self, run: Callable[[], Any]) -> IntakeReport:
+        journaled_before = self.journal.count
+        try:
+            result = await run()
+        except Exception as err:
+            # Journaled but not stored: the entry is durable, and the store must catch up with
+            # it before any later write moves the store's applied sequence past it.
+            self._store_behind = self.journal.count > journaled_before
+            LOGGER.warning(
+                "Memory write failed (%s): %s",
+                "journaled, the store will catch up" if self._store_behind else "nothing written",
+                err,
+            )
+            reason = STORE_PENDING if self._store_behind else STORE_ERROR
+            return IntakeReport(False, [], None, STATUS_REFUSED, reason)
+        if result.admitted:
+            await self._hass.async_add_executor_job(self._sync_selection, result)
+        return IntakeReport(
+            admitted=result.admitted,
+            ids=[i for group in result.ids for i in group],
+            mode=result.mode.name.lower() if result.mode is not None else None,
+            status=result.status,
+            reason=_reason(result.refusal),
+        )
+
+    async def _async_catch_up(self) -> IntakeReport | None:
+        """Apply journaled entries the store missed; a refusal report if it still cannot."""
+        if not self._store_behind:
+            return None
+        try:
+            await self._hass.async_add_executor_job(self._reconcile)
+        except Exception as err:
+            LOGGER.warning("Memory store still failing, write refused: %s", err)
+            return IntakeReport(False, [], None, STATUS_REFUSED, STORE_ERROR)
+        self._store_behind = False
+        self._changed()
+        return None
+
+    def _reconcile(self) -> None:
+        replay.reconcile(self.journal, self.store)
+        _load_matrix(self.selection, self.store)
+        self._selection_rows = len(self.store.state)
 
     # -- reads ----------------------------------------------------------------------------
     async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:

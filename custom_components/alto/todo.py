@@ -21,7 +21,7 @@ from homeassistant.util.ulid import ulid_now
 from .const import DOMAIN
 from .entity import AltoEntity
 from .memory.records import HOUSEHOLD
-from .memory_organ import IntakeReport, signal_memory_changed
+from .memory_organ import STORE_ERROR, STORE_PENDING, IntakeReport, signal_memory_changed
 from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -36,6 +36,8 @@ async def async_setup_entry(
 
 
 def _raise_if_refused(report: IntakeReport) -> None:
+    if report.reason in (STORE_ERROR, STORE_PENDING):
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key=report.reason)
     if not report.admitted:
         raise HomeAssistantError(
             translation_domain=DOMAIN,

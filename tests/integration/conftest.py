@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +16,15 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 
 
 @pytest.fixture(autouse=True)
-async def _home_assistant(hass: HomeAssistant, enable_custom_integrations: None) -> None:
-    """Let HA load custom integrations; set up the core `homeassistant` component."""
+async def _home_assistant(
+    hass: HomeAssistant, enable_custom_integrations: None, tmp_path: Path
+) -> None:
+    """Custom integrations on, the core component set up, and a config dir of this test's own.
+
+    The harness's default config dir is shared by every test (and outlives the run): Alto's
+    store, journal and qualification table must not leak from one test into another.
+    """
+    hass.config.config_dir = str(tmp_path)
     assert await async_setup_component(hass, "homeassistant", {})
 
 

@@ -1,0 +1,560 @@
+"""The memory organ end to end: real HA, the fake Ollama over HTTP, the real embedded Chroma store.
+
+Covers the effective mode (mode-1 fallback for an unqualified pair, mode 2 for a qualified one),
+intake after a turn, atomic refusal, replay of the journal, restart, a crash between journal and
+store, the memory context of a turn and an embedding failure during intake. Service-level tests
+(remember, forget, the todo list, scopes) are in `test_memory_services.py`.
+
+HA's test harness points `hass.config.config_dir` at one shared directory inside the installed
+package, so every test here gets its own config dir (`isolated_config`): the store, the journal
+and the qualification table never leak between tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from homeassistant.components import conversation
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+
+from custom_components.alto.const import DOMAIN
+from custom_components.alto.memory.journal import entry_hash
+from custom_components.alto.memory.profile import (
+    CLASSIFICATION_INSTRUCTION,
+    STATEMENT_INSTRUCTION,
+)
+from custom_components.alto.memory.qualification import record_qualification
+from custom_components.alto.memory.records import canonical_json
+from custom_components.alto.memory.store import MemoryStore
+from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED, MemoryOrgan
+
+from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of
+
+AGENT = "conversation.alto"
+COUNT = "sensor.alto_memory_count"
+MODE = "sensor.alto_memory_mode"
+AUTOMATIC = "binary_sensor.alto_automatic_memory"
+TODO = "todo.alto_memories"
+
+MARIA = "Maria walks the dog every morning."
+MARIA_CALL_1 = json.dumps([[MARIA, "statement"]])
+MARIA_CALL_2 = json.dumps([[3, MARIA], [1, "Maria"], [2, "walks the dog"]])
+
+
+# -- helpers shared with test_memory_services.py ----------------------------------------------
+@pytest.fixture
+def isolated_config(hass: HomeAssistant) -> Path:
+    """This test's own config dir (the integration conftest gives every test one)."""
+    return Path(hass.config.config_dir)
+
+
+def table_path(hass: HomeAssistant) -> Path:
+    """Where the organ reads and `alto.qualify` writes qualified pairs."""
+    return Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
+
+
+@pytest.fixture
+def qualified(hass: HomeAssistant, isolated_config: Path) -> Path:
+    """A qualification row for the fake chat model and this processor, written before setup."""
+    path = table_path(hass)
+    record_qualification(path, digest_of(CHAT_MODEL), CHAT_MODEL, [])
+    return path
+
+
+def memory(hass: HomeAssistant) -> MemoryOrgan:
+    """The loaded entry's memory organ."""
+    organ = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.memory
+    assert organ is not None
+    return organ
+
+
+def journal_file(hass: HomeAssistant, entry: MockConfigEntry) -> Path:
+    """The entry's journal (under the isolated config dir)."""
+    return Path(hass.config.path(".storage", DOMAIN, entry.entry_id, "journal.jsonl"))
+
+
+def journal_bytes(hass: HomeAssistant, entry: MockConfigEntry) -> bytes | None:
+    """The journal's exact bytes, None while it does not exist."""
+    path = journal_file(hass, entry)
+    return path.read_bytes() if path.exists() else None
+
+
+async def snapshot(hass: HomeAssistant) -> dict[str, Any]:
+    """Exact contents of both Chroma collections, read from Chroma."""
+    return await hass.async_add_executor_job(memory(hass).store.snapshot)
+
+
+async def call(
+    hass: HomeAssistant, service: str, data: dict[str, Any], context: Context | None = None
+) -> Any:
+    """An Alto service call with its response."""
+    return await hass.services.async_call(
+        DOMAIN, service, data, blocking=True, return_response=True, context=context
+    )
+
+
+async def recall(
+    hass: HomeAssistant, query: str, context: Context | None = None, **extra: Any
+) -> list[dict[str, Any]]:
+    """`alto.recall` memories (limit 50 unless given)."""
+    response = await call(hass, "recall", {"query": query, "limit": 50, **extra}, context)
+    return response["memories"]
+
+
+async def remember(
+    hass: HomeAssistant, text: str, context: Context | None = None, **extra: Any
+) -> int:
+    """`alto.remember`; returns the one id it wrote."""
+    response = await call(hass, "remember", {"text": text, **extra}, context)
+    assert len(response["ids"]) == 1
+    return response["ids"][0]
+
+
+async def converse(
+    hass: HomeAssistant,
+    text: str,
+    context: Context | None = None,
+    conversation_id: str | None = None,
+) -> Any:
+    """One turn, then wait for the background intake."""
+    result = await conversation.async_converse(
+        hass, text, conversation_id, context or Context(), agent_id=AGENT, language="en"
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return result
+
+
+def spoken(result: Any) -> str:
+    """What the turn said (fails for an error response)."""
+    assert result.response.response_type.value == "action_done"
+    return result.response.speech["plain"]["speech"]
+
+
+def is_call_1(body: dict[str, Any]) -> bool:
+    """Intake call 1 (statement labels)."""
+    return "format" in body and body["messages"][0]["content"] == STATEMENT_INSTRUCTION
+
+
+def is_call_2(body: dict[str, Any]) -> bool:
+    """Intake call 2 (classification)."""
+    return "format" in body and body["messages"][0]["content"] == CLASSIFICATION_INSTRUCTION
+
+
+def memory_calls(fake: FakeOllama) -> list[dict[str, Any]]:
+    """Every /api/chat request that carried a `format` schema (the memory model calls)."""
+    return [body for body in fake.chat_requests if "format" in body]
+
+
+def script_maria(fake: FakeOllama, call_2: str = MARIA_CALL_2) -> None:
+    """Scripted answers to both intake calls for MARIA."""
+    fake.when(is_call_1, MARIA_CALL_1)
+    fake.when(is_call_2, call_2)
+
+
+def state(hass: HomeAssistant, entity_id: str) -> str:
+    found = hass.states.get(entity_id)
+    assert found is not None, entity_id
+    return found.state
+
+
+def quotes(memories: list[dict[str, Any]]) -> list[str]:
+    return [m["quote"] for m in memories]
+
+
+# -- 1. mode-1 fallback -------------------------------------------------------------------------
+@pytest.mark.usefixtures("setup_alto")
+async def test_unqualified_pair_falls_back_to_source_text(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    assert state(hass, MODE) == "source_text"
+    attributes = hass.states.get(MODE).attributes
+    assert attributes["requested"] == "automatic"
+    assert attributes["model_digest"] == digest_of(CHAT_MODEL)
+    assert state(hass, AUTOMATIC) == "off"
+    assert state(hass, COUNT) == "0"
+    admitted = async_capture_events(hass, EVENT_ADMITTED)
+    refused = async_capture_events(hass, EVENT_REFUSED)
+
+    text = "The bins go out on Thursday.  Really!"
+    fake_ollama.reply("¦Noted.¦")
+    result = await converse(hass, text)
+    assert spoken(result) == "Noted."
+
+    assert refused == []
+    assert len(admitted) == 1
+    event = admitted[0].data
+    assert (event["mode"], event["status"], event["actor"]) == ("source", 12, None)
+    assert event["source_id"].startswith(f"conversation/{result.conversation_id}/")
+    assert len(event["ids"]) == 1
+    found = await recall(hass, "bins Thursday")
+    assert found == [
+        {
+            "id": event["ids"][0],
+            "quote": text,  # verbatim, double space included
+            "kind": "source",
+            "actor": "unknown",
+            "owner": "household",
+            "source_id": event["source_id"],
+        }
+    ]
+    assert state(hass, COUNT) == "1"
+    assert memory_calls(fake_ollama) == []
+    assert len(fake_ollama.chat_requests) == 1  # only the conversational call
+
+
+# -- 2. mode 2 with a qualified pair --------------------------------------------------------------
+@pytest.mark.usefixtures("qualified", "setup_alto")
+async def test_qualified_pair_interprets_a_turn(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    assert state(hass, MODE) == "automatic"
+    assert state(hass, AUTOMATIC) == "on"
+    await remember(hass, "The spare key is under the blue pot.")
+    assert state(hass, COUNT) == "1"
+    admitted = async_capture_events(hass, EVENT_ADMITTED)
+    script_maria(fake_ollama)
+
+    result = await converse(hass, MARIA)
+    assert spoken(result) == "Hello from the fake model."
+
+    first, second = memory_calls(fake_ollama)
+    assert is_call_1(first) and is_call_2(second)
+    assert first["stream"] is False and first["options"]["temperature"] == 0
+    assert first["format"] == {
+        "type": "array",
+        "prefixItems": [
+            {"type": "array", "prefixItems": [{"const": MARIA}, {"enum": ["statement", "request"]}]}
+        ],
+    }
+    assert (
+        'actor: unknown\n<source>\n1: "Maria walks the dog every morning."\n'
+        in (first["messages"][1]["content"])
+    )
+    assert "<statements>\n1: " + json.dumps(MARIA) in second["messages"][1]["content"]
+
+    assert [e.data["mode"] for e in admitted] == ["automatic"]
+    assert admitted[0].data["status"] == 0
+    ids = admitted[0].data["ids"]
+    assert len(ids) == 4
+    assert state(hass, COUNT) == "5"
+    found = {m["id"]: m for m in await recall(hass, "Maria walks the dog")}
+    assert [(found[i]["kind"], found[i]["quote"]) for i in ids] == [
+        ("source", MARIA),
+        ("assertion", MARIA),
+        ("participant mention", "Maria"),
+        ("task mention", "walks the dog"),
+    ]
+    rows = memory(hass).store.get(ids)
+    assert {row.model_digest for row in rows[1:]} == {digest_of(CHAT_MODEL)}
+    assert rows[0].model_digest == ""
+
+
+# -- 3. a refused batch writes nothing ------------------------------------------------------------
+@pytest.mark.usefixtures("qualified")
+async def test_malformed_call_two_refuses_and_writes_nothing(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    await remember(hass, "The spare key is under the blue pot.")
+    before = await snapshot(hass)
+    journal_before = journal_bytes(hass, setup_alto)
+    assert journal_before is not None and journal_before.count(b"\n") == 1
+    admitted = async_capture_events(hass, EVENT_ADMITTED)
+    refused = async_capture_events(hass, EVENT_REFUSED)
+    script_maria(fake_ollama, call_2=MARIA_CALL_2[:-1])  # the closing bracket is missing
+
+    result = await converse(hass, MARIA)
+    assert spoken(result) == "Hello from the fake model."
+
+    assert admitted == []
+    assert len(refused) == 1
+    assert refused[0].data["reason"] == "malformed_json"
+    assert (refused[0].data["mode"], refused[0].data["status"]) == ("automatic", 1)
+    assert refused[0].data["ids"] == []
+    assert len(memory_calls(fake_ollama)) == 2  # both calls ran; the parse refused
+    assert await snapshot(hass) == before
+    assert journal_bytes(hass, setup_alto) == journal_before
+    assert state(hass, COUNT) == "1"
+    assert "Maria" not in str(await recall(hass, MARIA))
+
+
+# -- 6. replay -------------------------------------------------------------------------------------
+def _rewrite(path: Path, index: int, edit: Any) -> None:
+    """Edit entry `index` with `edit(entry)` and re-chain every hash from it on (a forgery)."""
+    entries = [json.loads(line) for line in path.read_bytes().splitlines()]
+    edit(entries[index])
+    for position in range(index, len(entries)):
+        if position:
+            entries[position]["prev"] = entries[position - 1]["hash"]
+        entries[position]["hash"] = entry_hash(entries[position])
+    path.write_bytes(b"".join(canonical_json(e).encode() + b"\n" for e in entries))
+
+
+@pytest.mark.usefixtures("qualified")
+async def test_replay_detects_an_edited_model_output(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    key = await remember(hass, "The spare key is under the blue pot.")
+    script_maria(fake_ollama)
+    await converse(hass, MARIA)
+    fake_ollama.reply("¦Sure.¦")
+    await converse(hass, "Is the oven on?")  # call 1 gets MARIA_CALL_1: refused, not journaled
+    await call(hass, "forget", {"id": key})
+    entries = journal_file(hass, setup_alto).read_bytes().splitlines()
+    assert [json.loads(e)["op"] for e in entries] == ["remember", "intake", "forget"]
+
+    clean = {"entries": 3, "ok": True, "first_mismatch": None, "reason": None}
+    assert await call(hass, "replay", {}) == clean
+
+    path = journal_file(hass, setup_alto)
+    original = path.read_bytes()
+    raw = b'\\"statement\\"]]'  # inside entry 1's recorded call-1 response
+    assert original.count(raw) == 1
+    edited = original.replace(raw, b'\\"Statement\\"]]')
+    assert len(edited) == len(original)
+    assert sum(a != b for a, b in zip(edited, original, strict=True)) == 1
+    path.write_bytes(edited)
+    assert await call(hass, "replay", {}) == {
+        "entries": 3,
+        "ok": False,
+        "first_mismatch": 1,
+        "reason": "entry_hash",
+    }
+
+    # A forger who re-hashes the chain is still caught: replay re-derives from the raw output.
+    path.write_bytes(original)
+    assert await call(hass, "replay", {}) == clean
+
+    def relabel(entry: dict[str, Any]) -> None:
+        record = entry["calls"][0]["statement"]
+        record["response"] = record["response"].replace('"statement"', '"request"')
+
+    _rewrite(path, 1, relabel)
+    result = await call(hass, "replay", {})
+    assert (result["ok"], result["first_mismatch"]) == (False, 1)
+    assert result["reason"] == "items"
+
+    # A one-byte edit of a recorded digest, re-hashed, is caught as that digest.
+    path.write_bytes(original)
+
+    def digest(entry: dict[str, Any]) -> None:
+        value = entry["calls"][0]["classification"]["processor_digest"]
+        entry["calls"][0]["classification"]["processor_digest"] = value[:-1] + (
+            "0" if value[-1] != "0" else "1"
+        )
+
+    _rewrite(path, 1, digest)
+    assert await call(hass, "replay", {}) == {
+        "entries": 3,
+        "ok": False,
+        "first_mismatch": 1,
+        "reason": "processor_digest",
+    }
+
+
+# -- 7. restart ------------------------------------------------------------------------------------
+async def test_reload_keeps_every_memory(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    await remember(hass, "The spare key is under the blue pot.")
+    await remember(hass, "Grandma visits on the first Sunday of the month.")
+    await converse(hass, "The boiler was serviced in March.")
+    before = sorted(quotes(await recall(hass, "key grandma boiler")))
+    assert len(before) == 3
+    assert state(hass, COUNT) == "3"
+    old = memory(hass)
+
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+
+    assert memory(hass) is not old
+    assert sorted(quotes(await recall(hass, "key grandma boiler"))) == before
+    assert state(hass, COUNT) == "3"
+    assert (await call(hass, "replay", {}))["ok"] is True
+    # The journal continues where it was: a new write gets the next sequence.
+    await remember(hass, "The recycling goes out on Fridays.")
+    assert state(hass, COUNT) == "4"
+    assert (await call(hass, "replay", {}))["entries"] == 4
+
+
+# -- 8. crash between journal and store ------------------------------------------------------------
+def _apply_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the next `MemoryStore.apply` raise before writing; returns the failed sequences."""
+    original = MemoryStore.apply
+    failed: list[int] = []
+
+    def apply(self: MemoryStore, mutation: Any) -> None:
+        if not failed:
+            failed.append(mutation.sequence)
+            raise OSError("the disk went away")
+        original(self, mutation)
+
+    monkeypatch.setattr(MemoryStore, "apply", apply)
+    return failed
+
+
+async def test_reconcile_applies_a_journaled_write_after_a_crash(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    await remember(hass, "The spare key is under the blue pot.")
+    failed = _apply_fails_once(monkeypatch)
+    with pytest.raises(HomeAssistantError, match="kept in the journal"):
+        await remember(hass, "The plumber comes on Friday.")
+    assert failed == [2]
+    assert journal_file(hass, setup_alto).read_bytes().count(b"\n") == 2  # journaled
+    assert memory(hass).store.applied == 1  # but not in the store
+    assert quotes(await recall(hass, "plumber Friday")) == ["The spare key is under the blue pot."]
+
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+
+    assert memory(hass).store.applied == 2
+    assert sorted(quotes(await recall(hass, "plumber Friday"))) == [
+        "The plumber comes on Friday.",
+        "The spare key is under the blue pot.",
+    ]
+    assert state(hass, COUNT) == "2"
+    assert (await call(hass, "replay", {}))["ok"] is True
+
+
+async def test_a_write_after_a_failed_apply_does_not_lose_the_journaled_memory(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _apply_fails_once(monkeypatch)
+    with pytest.raises(HomeAssistantError, match="kept in the journal"):
+        await remember(hass, "The plumber comes on Friday.")
+    await remember(hass, "The spare key is under the blue pot.")  # the store works again
+    # The store caught up with the journal before that write: nothing waits for a restart.
+    assert sorted(quotes(await recall(hass, "plumber Friday"))) == [
+        "The plumber comes on Friday.",
+        "The spare key is under the blue pot.",
+    ]
+
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+
+    assert sorted(quotes(await recall(hass, "plumber Friday"))) == [
+        "The plumber comes on Friday.",
+        "The spare key is under the blue pot.",
+    ]
+
+
+# -- 9. the memory context of a turn ---------------------------------------------------------------
+def memory_context(body: dict[str, Any]) -> str | None:
+    """The system message carrying recalled memories in a conversational request, if any."""
+    found = [
+        m["content"]
+        for m in body["messages"][1:]
+        if m["role"] == "system" and m["content"].startswith("What you have been told before")
+    ]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def conversational(fake: FakeOllama) -> list[dict[str, Any]]:
+    return [body for body in fake.chat_requests if "format" not in body]
+
+
+async def test_turn_context_quotes_memories_with_actor_labels(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+    hass_read_only_user: Any,
+) -> None:
+    alice, bob = hass_admin_user.id, hass_read_only_user.id
+    # An empty store adds no context.
+    await converse(hass, "Hello there.", Context(user_id=bob))
+    assert memory_context(conversational(fake_ollama)[-1]) is None
+    bob_turn = "Hello there."  # kept in mode 1 as Bob's private source row
+
+    await remember(hass, "The bins go out on Thursday", Context(user_id=alice), owner="household")
+    await remember(hass, "My bank PIN is 4821.", Context(user_id=alice))  # private to Alice
+
+    await converse(hass, "When do the bins go out?", Context(user_id=bob))
+    body = conversational(fake_ollama)[-1]
+    assert body["messages"][-1] == {"role": "user", "content": "When do the bins go out?"}
+    assert body["messages"][-2]["role"] == "system"
+    context = memory_context(body)
+    assert context is not None
+    assert f"[remembered; actor {alice}] The bins go out on Thursday\n" in context
+    assert f"[source; actor {bob}] {bob_turn}\n" in context
+    assert "4821" not in str(body["messages"])
+
+    await converse(hass, "What is my PIN?", Context(user_id=alice))
+    context = memory_context(conversational(fake_ollama)[-1])
+    assert context is not None
+    assert f"[remembered; actor {alice}] My bank PIN is 4821.\n" in context
+    assert f"[remembered; actor {alice}] The bins go out on Thursday\n" in context
+    assert bob_turn not in context  # Bob's turn is his own
+
+    # An anonymous turn (a satellite) sees household memories only.
+    await converse(hass, "Anything about bins?")
+    context = memory_context(conversational(fake_ollama)[-1])
+    assert context is not None
+    assert "Thursday" in context and "4821" not in context and bob_turn not in context
+
+
+# -- 10. an embedding failure during intake --------------------------------------------------------
+async def test_embed_failure_during_intake_refuses_and_stores_nothing(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    await remember(hass, "The spare key is under the blue pot.")
+    before = await snapshot(hass)
+    journal_before = journal_bytes(hass, setup_alto)
+    refused = async_capture_events(hass, EVENT_REFUSED)
+    admitted = async_capture_events(hass, EVENT_ADMITTED)
+    fake_ollama.fail_embed = 10  # the turn's memory context and the intake both fail
+    fake_ollama.reply("¦Still here.¦")
+
+    result = await converse(hass, "The boiler was serviced in March.")
+    assert spoken(result) == "Still here."
+
+    assert fake_ollama.fail_embed == 8  # context selection, then intake: one request each
+    assert admitted == []
+    assert [e.data["reason"] for e in refused] == ["embedding_failed"]
+    assert refused[0].data["ids"] == []
+    assert await snapshot(hass) == before
+    assert journal_bytes(hass, setup_alto) == journal_before
+    assert state(hass, COUNT) == "1"
+    fake_ollama.fail_embed = 0
+    assert "boiler" not in str(await recall(hass, "boiler serviced March"))
+
+
+async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tasks: list[Any] = []
+    create = setup_alto.async_create_background_task
+
+    def capture(hass: HomeAssistant, target: Any, name: str, eager_start: bool = True) -> Any:
+        tasks.append(create(hass, target, name, eager_start))
+        return tasks[-1]
+
+    monkeypatch.setattr(setup_alto, "async_create_background_task", capture)
+    failed = _apply_fails_once(monkeypatch)
+    fake_ollama.reply("¦Noted.¦")
+    result = await converse(hass, "The boiler was serviced in March.")
+    assert spoken(result) == "Noted."
+    assert failed == [1]
+    intake = [task for task in tasks if task.get_name() == "alto_memory_intake"]
+    assert len(intake) == 1 and intake[0].done()
+    escaped = intake[0].exception()  # retrieved here, so HA's loop handler never sees it
+
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+    assert quotes(await recall(hass, "boiler")) == ["The boiler was serviced in March."]
+    assert escaped is None

@@ -1,0 +1,232 @@
+"""Memory services end to end: remember, forget, recall scopes and the `todo.alto_memories` list.
+
+Real HA, the fake Ollama over HTTP and the real embedded Chroma store, each test in its own
+config dir (the `isolated_config` fixture of `test_memory.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError, Unauthorized
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+
+from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
+
+from ..fake_ollama import FakeOllama
+from .test_memory import (
+    COUNT,
+    TODO,
+    call,
+    isolated_config,  # noqa: F401  (autouse fixture)
+    journal_bytes,
+    quotes,
+    recall,
+    remember,
+    snapshot,
+    state,
+)
+
+KEY = "The spare key is under the blue pot."
+
+
+async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
+    """`todo.get_items` of the memories list, as (summary, uid, status) dicts."""
+    response = await hass.services.async_call(
+        "todo",
+        "get_items",
+        {},
+        target={"entity_id": TODO},
+        blocking=True,
+        return_response=True,
+    )
+    return [
+        {"summary": i["summary"], "uid": i["uid"], "status": i["status"]}
+        for i in response[TODO]["items"]
+    ]
+
+
+# -- 4. remember, the todo list, forget ------------------------------------------------------------
+async def test_remember_lists_and_forget_removes(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    admitted = async_capture_events(hass, EVENT_ADMITTED)
+    response = await call(hass, "remember", {"text": KEY})
+    assert list(response) == ["ids"] and len(response["ids"]) == 1
+    key_id = response["ids"][0]
+    assert [e.data["mode"] for e in admitted] == ["explicit"]
+    assert admitted[0].data["ids"] == [key_id]
+
+    assert await todo_items(hass) == [
+        {"summary": KEY, "uid": str(key_id), "status": "needs_action"}
+    ]
+    assert state(hass, TODO) == "1"
+    assert state(hass, COUNT) == "1"
+    found = await recall(hass, "where is the key")
+    assert [(m["id"], m["quote"], m["kind"], m["owner"]) for m in found] == [
+        (key_id, KEY, "remembered", "household")
+    ]
+
+    assert await call(hass, "forget", {"id": key_id}) == {"forgotten": [key_id]}
+    assert await todo_items(hass) == []
+    assert state(hass, COUNT) == "0"
+    assert await recall(hass, "where is the key") == []
+    # Forgetting it again is refused: the id is gone.
+    with pytest.raises(ServiceValidationError) as raised:
+        await call(hass, "forget", {"id": key_id})
+    assert raised.value.translation_placeholders == {"reason": "unknown_id"}
+
+
+async def test_todo_add_remembers_and_remove_forgets(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    text = "Dinner is at seven on Sundays."
+    await hass.services.async_call(
+        "todo", "add_item", {"item": text}, target={"entity_id": TODO}, blocking=True
+    )
+    items = await todo_items(hass)
+    assert [i["summary"] for i in items] == [text]
+    found = await recall(hass, "dinner Sundays")
+    assert [(m["quote"], m["kind"], m["owner"], m["actor"]) for m in found] == [
+        (text, "remembered", "household", "unknown")
+    ]
+    assert items[0]["uid"] == str(found[0]["id"])
+    assert found[0]["source_id"].startswith("todo/")
+    assert state(hass, COUNT) == "1"
+
+    await hass.services.async_call(
+        "todo",
+        "remove_item",
+        {"item": [items[0]["uid"]]},
+        target={"entity_id": TODO},
+        blocking=True,
+    )
+    assert await todo_items(hass) == []
+    assert await recall(hass, "dinner Sundays") == []
+    assert state(hass, COUNT) == "0"
+
+
+async def test_todo_lists_household_memories_only(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+) -> None:
+    alice = hass_admin_user.id
+    await remember(hass, "My bank PIN is 4821.", Context(user_id=alice))
+    shared = await remember(hass, KEY, Context(user_id=alice), owner="household")
+    assert await todo_items(hass) == [
+        {"summary": KEY, "uid": str(shared), "status": "needs_action"}
+    ]
+    assert state(hass, COUNT) == "2"  # the count covers every scope
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("bad\x00byte", "invalid_text"),
+        ("carriage\rreturn", "invalid_text"),
+        ("x" * 4097, "source_too_large"),
+        ("é" * 2049, "source_too_large"),  # 2,049 characters, 4,098 bytes
+    ],
+)
+async def test_invalid_remember_is_refused_and_stores_nothing(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    text: str,
+    reason: str,
+) -> None:
+    await remember(hass, KEY)
+    before = await snapshot(hass)
+    journal_before = journal_bytes(hass, setup_alto)
+    embeds = sum(path == "/api/embed" for path, _ in fake_ollama.requests)
+    refused = async_capture_events(hass, EVENT_REFUSED)
+
+    with pytest.raises(ServiceValidationError) as raised:
+        await call(hass, "remember", {"text": text})
+    assert raised.value.translation_key == "memory_refused"
+    assert raised.value.translation_placeholders == {"reason": reason}
+    assert [e.data["reason"] for e in refused] == [reason]
+
+    assert await snapshot(hass) == before
+    assert journal_bytes(hass, setup_alto) == journal_before
+    assert sum(path == "/api/embed" for path, _ in fake_ollama.requests) == embeds
+    assert state(hass, COUNT) == "1"
+    assert [i["summary"] for i in await todo_items(hass)] == [KEY]
+
+
+async def test_remember_at_the_byte_limit_is_kept(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    text = "é" * 2048  # exactly 4,096 bytes
+    memory_id = await remember(hass, text)
+    assert [m["id"] for m in await recall(hass, text)] == [memory_id]
+
+
+# -- 5. recall scopes between two HA users ---------------------------------------------------------
+async def test_recall_is_scoped_to_the_caller(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+    hass_read_only_user: Any,
+) -> None:
+    alice, bob = hass_admin_user.id, hass_read_only_user.id
+
+    def as_alice() -> Context:  # every service call of a real caller has a context of its own
+        return Context(user_id=alice)
+
+    def as_bob() -> Context:
+        return Context(user_id=bob)
+
+    pin = await remember(hass, "My bank PIN is 4821.", as_alice(), owner=alice)
+    shared = await remember(hass, "The bank is closed on Mondays.", as_alice(), owner="household")
+    bobs = await remember(hass, "My bank card is in the drawer.", as_bob())
+
+    def ids(memories: list[dict[str, Any]]) -> set[int]:
+        return {m["id"] for m in memories}
+
+    alice_view = await recall(hass, "bank PIN", as_alice())
+    assert ids(alice_view) == {pin, shared}
+    assert {m["id"]: m["owner"] for m in alice_view} == {pin: alice, shared: "household"}
+    assert ids(await recall(hass, "bank PIN", as_bob())) == {shared, bobs}
+    assert ids(await recall(hass, "bank PIN 4821", as_bob(), owner=bob)) == {shared, bobs}
+    # Household only: no user, or a user asking for the household scope.
+    assert ids(await recall(hass, "bank PIN")) == {shared}
+    assert ids(await recall(hass, "bank PIN", as_bob(), owner="household")) == {shared}
+    # An administrator may name another user; a non-admin may not.
+    assert ids(await recall(hass, "bank", as_alice(), owner=bob)) == {shared, bobs}
+    with pytest.raises(Unauthorized):
+        await recall(hass, "bank PIN", as_bob(), owner=alice)
+    with pytest.raises(ServiceValidationError) as raised:
+        await recall(hass, "bank", as_alice(), owner="0" * 32)
+    assert raised.value.translation_key == "unknown_owner"
+
+    # Bob cannot forget Alice's private memory, and cannot write into her scope.
+    journal_before = journal_bytes(hass, setup_alto)
+    with pytest.raises(ServiceValidationError) as raised:
+        await call(hass, "forget", {"id": pin}, as_bob())
+    assert raised.value.translation_placeholders == {"reason": "not_visible"}
+    with pytest.raises(Unauthorized):
+        await call(hass, "remember", {"text": "Alice owes Bob money.", "owner": alice}, as_bob())
+    assert journal_bytes(hass, setup_alto) == journal_before
+    assert ids(await recall(hass, "bank PIN money", as_alice())) == {pin, shared}
+    assert state(hass, COUNT) == "3"
+
+    # Alice may forget her own.
+    assert await call(hass, "forget", {"id": pin}, as_alice()) == {"forgotten": [pin]}
+    assert "4821" not in str(await recall(hass, "bank PIN", as_alice()))
+    assert quotes(await recall(hass, "bank", as_alice())) == ["The bank is closed on Mondays."]
+
+
+async def test_two_remembers_in_one_script_run_are_both_kept(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    run = Context()  # HA gives every action of one script or automation run the same context
+    first = await remember(hass, KEY, run)
+    second = await remember(hass, "The recycling goes out on Fridays.", run)
+    assert first != second
+    assert state(hass, COUNT) == "2"
