@@ -113,7 +113,7 @@ def ratio(a: float | None, b: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated rows")
+    parser.add_argument("--sizes", default="1000,10000,100000,1000000", help="comma-separated rows")
     parser.add_argument("--quick", action="store_true", help="10k rows only")
     parser.add_argument("--dim", type=int, default=768)
     parser.add_argument("--k", type=int, default=16)
