@@ -6,11 +6,14 @@ the project's package here makes it the one HA's loader finds.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
+from pathlib import Path
 
 import pytest
 
 import custom_components.alto  # noqa: F401
+from custom_components.alto.memory.journal import Journal
+from custom_components.alto.memory.store import MemoryStore
 
 from .fake_ollama import FakeOllama
 
@@ -22,3 +25,17 @@ async def fake_ollama(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
     await server.start()
     yield server
     await server.stop()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    """An embedded Chroma store in a temporary directory, closed afterwards."""
+    opened = MemoryStore.open_persistent(tmp_path / "chroma")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    """A fresh journal file."""
+    return Journal(tmp_path / "journal.jsonl")

@@ -10,15 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION
-from custom_components.alto.memory.store import MemoryStore
 
 DIM = 16
 USER_A = "a" * 32
@@ -100,20 +98,6 @@ async def fake_embed(texts: list[str]) -> list[list[float]]:
             vector[1 + digest[0] % (DIM - 1)] += 1.0 if digest[1] & 1 else -1.0
         vectors.append(vector)
     return vectors
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    """An embedded Chroma store in a temporary directory, closed afterwards."""
-    opened = MemoryStore.open_persistent(tmp_path / "chroma")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Journal:
-    """A fresh journal file."""
-    return Journal(tmp_path / "journal.jsonl")
 
 
 @pytest.fixture

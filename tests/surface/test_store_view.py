@@ -10,9 +10,8 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import ollama
@@ -70,20 +69,6 @@ async def embed(texts: list[str]) -> list[list[float]]:
             vector[1 + digest[0] % (DIM - 1)] += 1.0 if digest[1] & 1 else -1.0
         vectors.append(vector)
     return vectors
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    """An embedded Chroma store in a temporary directory, closed afterwards."""
-    opened = MemoryStore.open_persistent(tmp_path / "chroma")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Journal:
-    """A fresh journal file."""
-    return Journal(tmp_path / "journal.jsonl")
 
 
 @dataclass
