@@ -23,6 +23,8 @@ class BufferEntry:
     role: Role
     content: str
     kind: Literal["user", "reply", "thought", "breadcrumb"]
+    # A thought drawn from a user's private memories is shown to that user's turns only.
+    private_to: str | None = None
 
 
 @dataclass
@@ -42,13 +44,18 @@ class TurnBuffer:
         self.entries.extend(self.pending)
         self.pending.clear()
 
-    def messages(self, max_history: int) -> list[dict[str, str]]:
-        """Chat messages for the last `max_history` user turns and what followed them."""
+    def messages(self, max_history: int, viewer: str | None) -> list[dict[str, str]]:
+        """Chat messages for the last `max_history` user turns and what followed them, as the
+        speaker `viewer` may see them (another user's private thoughts left out)."""
         user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
         start = 0
         if max_history > 0 and len(user_positions) > max_history:
             start = user_positions[-max_history]
-        return [{"role": e.role, "content": e.content} for e in self.entries[start:]]
+        return [
+            {"role": e.role, "content": e.content}
+            for e in self.entries[start:]
+            if e.private_to is None or e.private_to == viewer
+        ]
 
     def trim(self, max_history: int) -> None:
         """Drop what `messages` would no longer show, so buffers stay bounded."""

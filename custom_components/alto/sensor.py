@@ -101,7 +101,9 @@ class MemoryModeSensor(MemorySensor):
 
 
 class LastThoughtSensor(AltoEntity, SensorEntity):
-    """The last thought the verifier let through, its sources, and the last outcome."""
+    """The last verified thought drawn only on household memories, its sources, and the last
+    outcome. A thought from someone's private memories never shows here (states are readable
+    by every user); the last outcome still says it happened."""
 
     _attr_translation_key = "last_thought"
 

@@ -30,6 +30,7 @@ from .const import (
     LOGGER,
 )
 from .history import BufferEntry, TurnBuffer
+from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan
 from .model_client import keep_alive
 from .surface.render import render_for
@@ -59,6 +60,7 @@ class ThoughtOrgan:
     entry_id: str
     surfacer: Surfacer | NoopSurfacer
     wait_s: float
+    memory: MemoryOrgan | None = None
     last: SurfaceOutcome | None = None
     last_surfaced: SurfaceOutcome | None = None
     _pending: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -96,6 +98,7 @@ class ThoughtOrgan:
             entry_id,
             surfacer,
             float(settings.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
+            memory,
         )
 
     async def async_surface(self, text: str, actor: str | None, buffer: TurnBuffer) -> None:
@@ -123,6 +126,14 @@ class ThoughtOrgan:
         for task in self._pending:
             task.cancel()
 
+    def _private_scope(self, outcome: SurfaceOutcome) -> str | None:
+        """The user whose private memory the outcome drew on, if any."""
+        if self.memory is None:
+            return None
+        ids = [int(i) for i in outcome.source_ids if str(i).isdigit()]
+        scopes = {row.scope for row in self.memory.store.get(ids)} - {HOUSEHOLD}
+        return next(iter(sorted(scopes)), None)
+
     @callback
     def _deliver(self, task: asyncio.Task[SurfaceOutcome], buffer: TurnBuffer) -> None:
         self._pending.discard(task)
@@ -134,15 +145,21 @@ class ThoughtOrgan:
         outcome = task.result()
         if outcome.verdict == "nothing":
             return
+        private_to = self._private_scope(outcome)
         if outcome.verdict == "surfaced" and outcome.thought:
-            buffer.pending.append(BufferEntry("assistant", outcome.thought, "thought"))
-            self.last_surfaced = outcome
+            buffer.pending.append(
+                BufferEntry("assistant", outcome.thought, "thought", private_to=private_to)
+            )
+            self.last_surfaced = outcome if private_to is None else None
         self.last = outcome
+        # Dashboards and automations are for everyone: a private thought's words stay out.
+        shown = outcome.thought if outcome.verdict == "surfaced" and private_to is None else None
         self.hass.bus.async_fire(
             EVENT_THOUGHT,
             {
                 "verdict": outcome.verdict,
-                "thought": outcome.thought if outcome.verdict == "surfaced" else None,
+                "thought": shown,
+                "private": private_to is not None,
                 "source_ids": list(outcome.source_ids),
                 "failure_modes": list(outcome.failure_modes),
                 "attempts": outcome.attempts,

@@ -203,7 +203,7 @@ async def async_run_turn(
                 now=dt_util.now(),
             ),
         },
-        *buffer.messages(max_history),
+        *buffer.messages(max_history, actor),
         *([{"role": "system", "content": recalled}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
