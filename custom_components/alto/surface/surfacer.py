@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol
 
 from .cues import find_cues
 from .memory_view import MemoryView, Phrase
-from .verify import _is_content, _tokens, verify_render
+from .verify import is_content, tokens, verify_render
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -334,33 +334,33 @@ def _judge(
 
 def _content_keys(text: str, names: frozenset[str]) -> set[str]:
     """The render's content words as the verifier compares them, entity-name words aside."""
-    return {t.key for t in _tokens(text) if _is_content(t) and t.key not in names}
+    return {t.key for t in tokens(text) if is_content(t) and t.key not in names}
 
 
 def _episode_echo(
     fragment: Mapping[str, Sequence[str]], thought: str, utterance: str, episode: Sequence[str]
 ) -> bool:
-    names = frozenset(t.key for name in fragment for t in _tokens(name) if t.key)
+    names = frozenset(t.key for name in fragment for t in tokens(name) if t.key)
     keys = _content_keys(thought, names)
     if not keys:
         return False
     said_now = utterance.strip()
     return any(
-        keys <= {t.key for t in _tokens(turn)}
+        keys <= {t.key for t in tokens(turn)}
         for turn in episode
         if not (said_now and turn.strip().endswith(said_now))  # the current utterance itself
     )
 
 
 def _sources(fragment: Fragment, thought: str) -> list[str]:
-    names = frozenset(t.key for name in fragment for t in _tokens(name) if t.key)
+    names = frozenset(t.key for name in fragment for t in tokens(name) if t.key)
     keys = _content_keys(thought, names)
     return list(
         dict.fromkeys(
             p.source_id
             for phrases in fragment.values()
             for p in phrases
-            if keys & {t.key for t in _tokens(p.text)}
+            if keys & {t.key for t in tokens(p.text)}
         )
     )
 

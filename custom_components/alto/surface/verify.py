@@ -58,7 +58,7 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
-class _Token:
+class Token:
     kind: Literal["word", "number", "clause", "sentence"]
     norm: str = ""  # casefolded word, or the number normalized ("3rd" -> "3", "7.30" -> "7:30")
     key: str = ""  # what tracing compares: the stem for words, the normalized number otherwise
@@ -110,20 +110,20 @@ def verify_render(
 def _failures(fragment: object, render: object, utterance: object) -> list[Failure] | None:
     if not (_valid_fragment(fragment) and isinstance(render, str) and isinstance(utterance, str)):
         return None
-    toks = _tokens(render)
+    toks = tokens(render)
     if not any(t.kind == "word" for t in toks):
         return None
     names = {name: _name_key(name) for name in fragment}
     licences = _licences(fragment, names)
     everywhere = frozenset().union(*licences.values())
-    echo = frozenset(t.key for t in _tokens(utterance))
+    echo = frozenset(t.key for t in tokens(utterance))
     mention_at = _mentions(toks, names)
     name_tokens = {k for i, (_, end) in mention_at.items() for k in range(i, end)}
     scopes: dict[_Group | None, frozenset[str]] = {None: everywhere}
     failures: list[Failure] = []
     for i, group in enumerate(_attribute(toks, mention_at)):
         tok = toks[i]
-        if i in name_tokens or not _is_content(tok):
+        if i in name_tokens or not is_content(tok):
             continue
         if group not in scopes:
             scopes[group] = frozenset.intersection(*(licences[e] for e in group))
@@ -144,26 +144,27 @@ def _valid_fragment(fragment: object) -> bool:
     )
 
 
-def _tokens(text: str) -> list[_Token]:
-    toks: list[_Token] = []
+def tokens(text: str) -> list[Token]:
+    """The words and numbers of `text` as the verifier sees them (shared with the Surfacer)."""
+    toks: list[Token] = []
     initial = True
     for start, piece in _pieces(text):
         end = start + len(piece)
         if not any(c.isalnum() for c in piece):
             if "\n" in piece or any(c in lx.SENTENCE_PUNCT for c in piece):
-                toks.append(_Token("sentence", start=start, end=end))
+                toks.append(Token("sentence", start=start, end=end))
                 initial = True
             elif any(c in lx.CLAUSE_PUNCT for c in piece):
-                toks.append(_Token("clause", start=start, end=end))
+                toks.append(Token("clause", start=start, end=end))
             continue
         folded = unicodedata.normalize("NFC", piece.casefold()).replace("’", "'").replace("ʼ", "'")
         number = _number(folded)
         if number is not None:
-            toks.append(_Token("number", number, number, start, end, initial=initial))
+            toks.append(Token("number", number, number, start, end, initial=initial))
         else:
             for n, norm in enumerate(_split_clitics(folded)):
                 capital = n == 0 and piece[0].isupper()
-                toks.append(_Token("word", norm, _stem(norm), start, end, capital, initial))
+                toks.append(Token("word", norm, _stem(norm), start, end, capital, initial))
         initial = False
     return _join_meridiem(toks)
 
@@ -222,14 +223,14 @@ def _split_clitics(folded: str) -> list[str]:
     return [folded.strip("'")]
 
 
-def _join_meridiem(toks: list[_Token]) -> list[_Token]:
+def _join_meridiem(toks: list[Token]) -> list[Token]:
     """'7 pm' compares as '7pm': the half of the day is part of the time, not a separate word."""
-    out: list[_Token] = []
+    out: list[Token] = []
     for tok in toks:
         prev = out[-1] if out else None
         if tok.kind == "word" and tok.norm in _MERIDIEM and prev and prev.kind == "number":
             value = prev.norm + tok.norm
-            out[-1] = _Token("number", value, value, prev.start, tok.end, initial=prev.initial)
+            out[-1] = Token("number", value, value, prev.start, tok.end, initial=prev.initial)
         else:
             out.append(tok)
     return out
@@ -237,13 +238,13 @@ def _join_meridiem(toks: list[_Token]) -> list[_Token]:
 
 def _name_key(name: str) -> tuple[str, ...]:
     """The keys a render must contain to mention an entity; a leading article is optional."""
-    keys = [(t.norm, t.key) for t in _tokens(name) if t.kind in ("word", "number")]
+    keys = [(t.norm, t.key) for t in tokens(name) if t.kind in ("word", "number")]
     while len(keys) > 1 and keys[0][0] in lx.DETERMINERS:
         keys.pop(0)
     return tuple(key for _, key in keys)
 
 
-def _mentions(toks: list[_Token], names: dict[str, tuple[str, ...]]) -> dict[int, tuple[str, int]]:
+def _mentions(toks: list[Token], names: dict[str, tuple[str, ...]]) -> dict[int, tuple[str, int]]:
     """Token index where a name starts -> (entity, index after it); longest name wins a position."""
     by_length = sorted((k for k in names.items() if k[1]), key=lambda item: -len(item[1]))
     found: dict[int, tuple[str, int]] = {}
@@ -266,7 +267,7 @@ def _licences(
     keys: dict[str, set[str]] = {name: set() for name in fragment}
     for owner, phrases in fragment.items():
         for phrase in phrases:
-            toks = _tokens(phrase)
+            toks = tokens(phrase)
             phrase_keys = {t.key for t in toks if t.key}
             keys[owner] |= phrase_keys
             for named, _ in _mentions(toks, names).values():
@@ -274,7 +275,7 @@ def _licences(
     return {name: frozenset(k) for name, k in keys.items()}
 
 
-def _attribute(toks: list[_Token], mention_at: dict[int, tuple[str, int]]) -> list[_Group | None]:
+def _attribute(toks: list[Token], mention_at: dict[int, tuple[str, int]]) -> list[_Group | None]:
     """The entity group each token's clause is about.
 
     Clauses split at punctuation and clause conjunctions. A clause is about the names it mentions
@@ -322,7 +323,8 @@ def _attribute(toks: list[_Token], mention_at: dict[int, tuple[str, int]]) -> li
     return [g if g is not None or first is None else first for g in groups]
 
 
-def _is_content(tok: _Token) -> bool:
+def is_content(tok: Token) -> bool:
+    """Whether a token carries content (not a stopword or memory/report framing)."""
     if tok.kind == "number":
         return True
     if tok.kind != "word" or tok.norm in lx.FIRST_PERSON:
@@ -333,7 +335,7 @@ def _is_content(tok: _Token) -> bool:
 
 
 def _judge(
-    tok: _Token, licence: frozenset[str], everywhere: frozenset[str], echo: frozenset[str]
+    tok: Token, licence: frozenset[str], everywhere: frozenset[str], echo: frozenset[str]
 ) -> Mode | None:
     if tok.key in licence:
         return None
@@ -348,7 +350,7 @@ def _judge(
     return "untraceable"
 
 
-def _autobiography(toks: list[_Token], render: str) -> list[Failure]:
+def _autobiography(toks: list[Token], render: str) -> list[Failure]:
     """First-person life claims ("I grew up", "my mother", "when I was young"), traced or not."""
     found: list[Failure] = []
     for i, tok in enumerate(toks):
@@ -360,13 +362,13 @@ def _autobiography(toks: list[_Token], render: str) -> list[Failure]:
     return found
 
 
-def _skip(toks: list[_Token], j: int, fillers: frozenset[str], most: int) -> int:
+def _skip(toks: list[Token], j: int, fillers: frozenset[str], most: int) -> int:
     while most and j < len(toks) and toks[j].kind == "word" and toks[j].norm in fillers:
         j, most = j + 1, most - 1
     return j
 
 
-def _life_after_i(toks: list[_Token], j: int) -> int | None:
+def _life_after_i(toks: list[Token], j: int) -> int | None:
     k = _skip(toks, j, lx.FIRST_PERSON_FILLERS, 3)
     if k < len(toks) and toks[k].kind == "word" and toks[k].key in _LIFE_VERBS:
         return k
@@ -377,7 +379,7 @@ def _life_after_i(toks: list[_Token], j: int) -> int | None:
     return None
 
 
-def _life_after_my(toks: list[_Token], j: int) -> int | None:
+def _life_after_my(toks: list[Token], j: int) -> int | None:
     k = _skip(toks, j, lx.MY_FILLERS, 2)
     if k < len(toks) and toks[k].kind == "word" and toks[k].key in _LIFE_NOUNS:
         return k
