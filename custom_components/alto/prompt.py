@@ -59,7 +59,6 @@ def system_prompt(
     assistant_name: str | None,
     entities: Iterable[EntityLine],
     now: datetime,
-    synthesis: str | None = None,
 ) -> str:
     """Persona, identity, marker protocol, home snapshot, current time (in that order)."""
     parts = [
@@ -69,6 +68,4 @@ def system_prompt(
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
     ]
-    if synthesis:
-        parts.append(synthesis)
     return "\n\n".join(p for p in parts if p)
