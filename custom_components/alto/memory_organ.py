@@ -9,6 +9,7 @@ Organs never raise into a turn: every failure here is one log line and "nothing 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from .memory import intake, replay
 from .memory.acceptance import run_acceptance
 from .memory.journal import Journal
 from .memory.ollama_io import call_model_for, embed_for
-from .memory.pipeline import IntakeInput
+from .memory.pipeline import IntakeInput, embedding_codes
 from .memory.qualification import (
     Mode,
     QualificationTable,
@@ -48,11 +49,11 @@ from .memory.qualification import effective_mode as mode_for_pair
 from .memory.reasons import STATUS_REFUSED, Refusal
 from .memory.records import CURRENT, HOUSEHOLD, Row
 from .memory.references import KIND_NAMES, render_reference
-from .memory.selection import quantize
 from .memory.store import MemoryStore
 
 EVENT_ADMITTED = "alto_memory_admitted"
 EVENT_REFUSED = "alto_memory_refused"
+RECENT_VECTORS = 16  # embeddings kept per organ (a turn needs one; a batch up to 64 once)
 STORE_ERROR = "store_error"  # nothing was written
 STORE_PENDING = "store_pending"  # journaled; the store catches up before the next write
 
@@ -116,7 +117,10 @@ class MemoryOrgan:
         self._table_path = table_path
         self._table: QualificationTable = load_table(table_path)
         self._write_lock = asyncio.Lock()
-        self.embed = embed_for(client, settings[CONF_EMBEDDING_MODEL])
+        self._embed_model = embed_for(client, settings[CONF_EMBEDDING_MODEL])
+        # One utterance is embedded for the turn's context, the Surfacer's recall and intake:
+        # the model's answer for a text is kept for a few texts, so it is asked once.
+        self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
         self._call_model = call_model_for(client, settings[CONF_MODEL])
         self.model_digest: str | None = None
         self._selection_rows = len(store.state)
@@ -167,6 +171,20 @@ class MemoryOrgan:
             await self._hass.async_add_executor_job(self.store.close)
             # The CUDA context is popped and detached in its owning thread, never at exit.
             await self._hass.async_add_executor_job(self.selection.close)
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `texts` from the embedding model, recent texts answered once."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._recent_vectors]
+        if missing:
+            for text, vector in zip(missing, await self._embed_model(missing), strict=True):
+                self._recent_vectors[text] = vector
+        vectors = []
+        for text in texts:
+            self._recent_vectors.move_to_end(text)
+            vectors.append(self._recent_vectors[text])
+        while len(self._recent_vectors) > RECENT_VECTORS:
+            self._recent_vectors.popitem(last=False)
+        return vectors
 
     # -- state for entities -------------------------------------------------------------
     @property
@@ -324,7 +342,7 @@ class MemoryOrgan:
         this viewer may not see (other users' private rows, superseded rows) and keeping the
         visible ones gives exactly the viewer's own top `limit`, in the same order.
         """
-        codes = quantize((await self.embed([query]))[0])
+        codes = embedding_codes((await self.embed([query]))[0])
         state = self.store.state
         visible = {row.id: row for row in state.visible(viewer)}
         if not visible:
@@ -350,7 +368,7 @@ class MemoryOrgan:
         if len(self.store.state) == 0:
             return None
         try:
-            codes = quantize((await self.embed([text]))[0])
+            codes = embedding_codes((await self.embed([text]))[0])
             selected = await self._hass.async_add_executor_job(self.store.references, codes, viewer)
         except Exception as err:
             LOGGER.warning("Memory selection for the turn failed: %s", err)

@@ -47,6 +47,7 @@ from .records import (
     TableEntry,
     object_id,
     vector_array,
+    vector_bytes,
     visible_to,
 )
 from .references import Reference, select_references
@@ -192,6 +193,12 @@ class ClassificationPlan:
 def query_codes(vector: bytes) -> np.ndarray:
     """The int8 query codes of a float32 source vector."""
     return quantize(vector_array(vector))
+
+
+def embedding_codes(values: Sequence[float]) -> np.ndarray:
+    """The int8 query codes of an embedding as the model returned it: through float32, exactly
+    as intake stores and quantizes vectors, so every query path scores the same."""
+    return query_codes(vector_bytes(values))
 
 
 def plan_classification(
