@@ -8,14 +8,12 @@ from homeassistant.components.binary_sensor import (
 )
 from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 
 from .const import CONF_MODEL
 from .coordinator import ModelCoordinator
-from .entity import AltoEntity
-from .memory_organ import signal_memory_changed
+from .entity import AltoEntity, AltoMemoryEntity
 from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -52,31 +50,16 @@ class ModelAvailableSensor(AltoEntity, CoordinatorEntity[ModelCoordinator], Bina
         return self.coordinator.last_update_success and self.entry.data[CONF_MODEL] in served
 
 
-class AutomaticMemorySensor(AltoEntity, BinarySensorEntity):
+class AutomaticMemorySensor(AltoMemoryEntity, BinarySensorEntity):
     """On while the chat model and this processor form a qualified pair (mode 2 is possible)."""
 
     _attr_translation_key = "automatic_memory"
 
     def __init__(self, entry: AltoConfigEntry) -> None:
-        """Follow the memory organ."""
+        """Follow the memory organ (qualification and the model digest)."""
         super().__init__(entry, "automatic_memory")
-        self._memory = entry.runtime_data.memory
-
-    @property
-    def available(self) -> bool:
-        """Unavailable when the store could not be opened."""
-        return self._memory is not None
 
     @property
     def is_on(self) -> bool:
         """Whether automatic interpretation is qualified for the configured model."""
         return bool(self._memory and self._memory.automatic_available)
-
-    async def async_added_to_hass(self) -> None:
-        """Update when the qualification or the model digest changes."""
-        await super().async_added_to_hass()
-        self.async_on_remove(
-            async_dispatcher_connect(
-                self.hass, signal_memory_changed(self.entry.entry_id), self.async_write_ha_state
-            )
-        )

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import ollama
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from .const import (
@@ -89,6 +90,18 @@ class IntakeReport:
     mode: str | None
     status: int
     reason: str | None
+
+    def raise_if_refused(self) -> None:
+        """The translated error a refused write gives a service call or the todo list."""
+        if self.admitted:
+            return
+        if self.reason in (STORE_ERROR, STORE_PENDING):
+            raise HomeAssistantError(translation_domain=DOMAIN, translation_key=self.reason)
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="memory_refused",
+            translation_placeholders={"reason": self.reason or "unknown"},
+        )
 
 
 class MemoryOrgan:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
-from .entity import AltoEntity
+from .entity import AltoEntity, AltoMemoryEntity
 from .memory.qualification import Mode
-from .memory_organ import MemoryOrgan, signal_memory_changed
 from .runtime import AltoConfigEntry
 from .thoughts import signal_thought
 
@@ -26,32 +25,13 @@ async def async_setup_entry(
     )
 
 
-class MemorySensor(AltoEntity, SensorEntity):
+class MemorySensor(AltoMemoryEntity, SensorEntity):
     """A sensor that follows the memory organ."""
 
     def __init__(self, entry: AltoConfigEntry, key: str) -> None:
-        """Bind to the entry's memory organ."""
+        """The key is also the translation key."""
         super().__init__(entry, key)
         self._attr_translation_key = key
-        self._memory: MemoryOrgan | None = entry.runtime_data.memory
-
-    @property
-    def available(self) -> bool:
-        """Unavailable when the store could not be opened."""
-        return self._memory is not None
-
-    async def async_added_to_hass(self) -> None:
-        """Update when memory changes."""
-        await super().async_added_to_hass()
-        self.async_on_remove(
-            async_dispatcher_connect(
-                self.hass, signal_memory_changed(self.entry.entry_id), self._async_changed
-            )
-        )
-
-    @callback
-    def _async_changed(self) -> None:
-        self.async_write_ha_state()
 
 
 class MemoryCountSensor(MemorySensor):

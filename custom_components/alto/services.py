@@ -7,14 +7,14 @@ from typing import Any
 import voluptuous as vol
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, SupportsResponse
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError, Unauthorized
+from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util.ulid import ulid_now
 
 from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, Proposal, Refusal
 from .const import DOMAIN
 from .memory.records import HOUSEHOLD
-from .memory_organ import STORE_ERROR, STORE_PENDING, IntakeReport, MemoryOrgan, row_dict
+from .memory_organ import MemoryOrgan, row_dict
 from .runtime import AltoConfigEntry
 
 SERVICE_CHECK_ACTION = "check_action"
@@ -88,16 +88,6 @@ async def _async_scope(call: ServiceCall) -> str | None:
     return owner
 
 
-def _refused(report: IntakeReport) -> HomeAssistantError:
-    if report.reason in (STORE_ERROR, STORE_PENDING):
-        return HomeAssistantError(translation_domain=DOMAIN, translation_key=report.reason)
-    return ServiceValidationError(
-        translation_domain=DOMAIN,
-        translation_key="memory_refused",
-        translation_placeholders={"reason": report.reason or "unknown"},
-    )
-
-
 async def _async_remember(call: ServiceCall) -> dict[str, Any]:
     owner = await _async_scope(call) or HOUSEHOLD
     report = await _memory(call).async_remember(
@@ -107,15 +97,13 @@ async def _async_remember(call: ServiceCall) -> dict[str, Any]:
         # One script run shares a context: each call is its own source.
         source_id=f"service/{call.context.id}/{ulid_now()}",
     )
-    if not report.admitted:
-        raise _refused(report)
+    report.raise_if_refused()
     return {"ids": report.ids}
 
 
 async def _async_forget(call: ServiceCall) -> dict[str, Any]:
     report = await _memory(call).async_forget([call.data["id"]], viewer=call.context.user_id)
-    if not report.admitted:
-        raise _refused(report)
+    report.raise_if_refused()
     return {"forgotten": report.ids}
 
 

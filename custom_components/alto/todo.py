@@ -13,15 +13,11 @@ from homeassistant.components.todo import (
     TodoListEntityFeature,
 )
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
-from .const import DOMAIN
-from .entity import AltoEntity
+from .entity import AltoMemoryEntity
 from .memory.records import HOUSEHOLD
-from .memory_organ import STORE_ERROR, STORE_PENDING, IntakeReport, signal_memory_changed
 from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -35,18 +31,7 @@ async def async_setup_entry(
         async_add_entities([MemoriesTodo(entry)])
 
 
-def _raise_if_refused(report: IntakeReport) -> None:
-    if report.reason in (STORE_ERROR, STORE_PENDING):
-        raise HomeAssistantError(translation_domain=DOMAIN, translation_key=report.reason)
-    if not report.admitted:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="memory_refused",
-            translation_placeholders={"reason": report.reason or "unknown"},
-        )
-
-
-class MemoriesTodo(AltoEntity, TodoListEntity):
+class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
     """The household's memories."""
 
     _attr_translation_key = "memories"
@@ -55,22 +40,16 @@ class MemoriesTodo(AltoEntity, TodoListEntity):
     )
 
     def __init__(self, entry: AltoConfigEntry) -> None:
-        """Bind to the memory organ."""
+        """Set up only when the store is open (see async_setup_entry)."""
         super().__init__(entry, "memories")
-        self._memory = entry.runtime_data.memory
 
     async def async_added_to_hass(self) -> None:
-        """Refresh when memory changes."""
+        """Show the current memories at once, then follow changes."""
         await super().async_added_to_hass()
-        self.async_on_remove(
-            async_dispatcher_connect(
-                self.hass, signal_memory_changed(self.entry.entry_id), self._async_changed
-            )
-        )
-        self._async_changed()
+        self._async_memory_changed()
 
     @callback
-    def _async_changed(self) -> None:
+    def _async_memory_changed(self) -> None:
         self._attr_todo_items = [
             TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
             for row in self._memory.rows(None)
@@ -85,10 +64,10 @@ class MemoriesTodo(AltoEntity, TodoListEntity):
         report = await self._memory.async_remember(
             item.summary or "", owner=HOUSEHOLD, actor=actor, source_id=f"todo/{ulid_now()}"
         )
-        _raise_if_refused(report)
+        report.raise_if_refused()
 
     async def async_delete_todo_items(self, uids: list[str]) -> None:
         """Forget the items."""
         ids = [int(uid) for uid in uids if uid.isdigit()]
         report = await self._memory.async_forget(ids, viewer=None)
-        _raise_if_refused(report)
+        report.raise_if_refused()
