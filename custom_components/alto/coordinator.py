@@ -40,7 +40,7 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
             async with asyncio.timeout(PROBE_TIMEOUT):
                 models = await list_models(self.client)
         except Exception as err:
-            if classify(err) is None and not isinstance(err, ollama.RequestError):
+            if classify(err) is None:  # not a model failure: let the coordinator log it
                 raise
             raise UpdateFailed(
                 translation_domain=DOMAIN,

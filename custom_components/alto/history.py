@@ -44,24 +44,25 @@ class TurnBuffer:
         self.entries.extend(self.pending)
         self.pending.clear()
 
+    def _start(self, max_history: int) -> int:
+        """Index of the first entry within the last `max_history` user turns (0 keeps all)."""
+        user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
+        if max_history > 0 and len(user_positions) > max_history:
+            return user_positions[-max_history]
+        return 0
+
     def messages(self, max_history: int, viewer: str | None) -> list[dict[str, str]]:
         """Chat messages for the last `max_history` user turns and what followed them, as the
         speaker `viewer` may see them (another user's private thoughts left out)."""
-        user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
-        start = 0
-        if max_history > 0 and len(user_positions) > max_history:
-            start = user_positions[-max_history]
         return [
             {"role": e.role, "content": e.content}
-            for e in self.entries[start:]
+            for e in self.entries[self._start(max_history) :]
             if e.private_to is None or e.private_to == viewer
         ]
 
     def trim(self, max_history: int) -> None:
         """Drop what `messages` would no longer show, so buffers stay bounded."""
-        user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
-        if max_history > 0 and len(user_positions) > max_history:
-            del self.entries[: user_positions[-max_history]]
+        del self.entries[: self._start(max_history)]
 
 
 class TurnBuffers:
