@@ -121,7 +121,8 @@ class ExposureIndex:
             aliases: tuple[str, ...] = ()
             area_id = None
             if entry := entities.async_get(state.entity_id):
-                aliases = tuple(sorted(a for a in entry.aliases if a))
+                # HA 2026 keeps a placeholder for "the computed name" among aliases; HA resolves it.
+                aliases = tuple(sorted({a for a in er.async_get_entity_aliases(hass, entry) if a}))
                 area_id = entry.area_id
                 if area_id is None and entry.device_id:
                     device = devices.async_get(entry.device_id)
