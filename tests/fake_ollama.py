@@ -92,6 +92,7 @@ class FakeOllama:
         self.default: Responder = ChatReply.text("\u00a6Hello from the fake model.\u00a6")
         self.fail_tags = 0  # answer this many /api/tags requests with HTTP 500
         self.fail_embed = 0  # answer this many /api/embed requests with HTTP 500
+        self.api_key: str | None = None  # when set, requests need `Authorization: Bearer <key>`
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -115,7 +116,7 @@ class FakeOllama:
 
     async def start(self) -> None:
         """Listen on 127.0.0.1 (the same port again after a stop)."""
-        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[self._auth])
         app.router.add_get("/api/version", self._version)
         app.router.add_get("/api/tags", self._tags)
         app.router.add_post("/api/show", self._show)
@@ -132,6 +133,16 @@ class FakeOllama:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        # What an Ollama server behind an authenticating proxy answers without the right token.
+        if self.api_key is not None and request.headers.get("Authorization") != (
+            f"Bearer {self.api_key}"
+        ):
+            self.requests.append((request.path, {"unauthorized": True}))
+            return web.json_response({"error": "unauthorized"}, status=401)
+        return await handler(request)
 
     async def _record(self, request: web.Request) -> dict[str, Any]:
         body = await request.json() if request.can_read_body else {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ollama
-from homeassistant.const import Platform
+from homeassistant.const import CONF_API_KEY, Platform
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
@@ -46,7 +46,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
     """Connect to Ollama (retried by HA while it is unreachable) and add the platforms."""
     timeout = float(entry.options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
-    client = make_client(entry.data[CONF_URL], timeout)
+    client = make_client(entry.data[CONF_URL], timeout, entry.data.get(CONF_API_KEY))
     coordinator = ModelCoordinator(hass, entry, client)
     try:
         await coordinator.async_config_entry_first_refresh()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import voluptuous as vol
@@ -12,6 +13,7 @@ from homeassistant.config_entries import (
     ConfigFlowResult,
     OptionsFlow,
 )
+from homeassistant.const import CONF_API_KEY
 from homeassistant.core import callback
 from homeassistant.data_entry_flow import section
 from homeassistant.helpers import config_validation as cv
@@ -69,25 +71,26 @@ from .const import (
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
-from .model_client import close_client, list_models, make_client
+from .model_client import ModelFailure, classify, close_client, list_models, make_client
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 TITLE = "Alto"
 
 
-async def _probe(url: str) -> tuple[list[str], str | None]:
-    """Served model names at `url` and an error key (`invalid_url`, `cannot_connect`, …)."""
+async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
+    """Served model names at `url` and an error key (`invalid_url`, `invalid_auth`, …)."""
     try:
         cv.url(url)
     except vol.Invalid:
         return [], "invalid_url"
-    client = make_client(url, PROBE_TIMEOUT)
+    client = make_client(url, PROBE_TIMEOUT, api_key)
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             models = await list_models(client)
-    except Exception as err:
-        LOGGER.debug("Probing %s failed: %s", url, err)
-        return [], "cannot_connect"
+    except Exception as err:  # every failure is an answer for the form, none is raised
+        LOGGER.debug("Probing the Ollama server failed: %s", type(err).__name__)
+        refused = classify(err) is ModelFailure.UNAUTHORIZED
+        return [], "invalid_auth" if refused else "cannot_connect"
     finally:
         await close_client(client)
     if not models:
@@ -95,14 +98,29 @@ async def _probe(url: str) -> tuple[list[str], str | None]:
     return [m.name for m in models], None
 
 
+def _api_key_field() -> dict[vol.Marker, Any]:
+    return {
+        vol.Optional(CONF_API_KEY): TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+    }
+
+
 def _url_schema(default: str) -> vol.Schema:
     return vol.Schema(
         {
             vol.Required(CONF_URL, default=default): TextSelector(
                 TextSelectorConfig(type=TextSelectorType.URL)
-            )
+            ),
+            **_api_key_field(),
         }
     )
+
+
+def _connection(user_input: Mapping[str, Any]) -> dict[str, str]:
+    """URL and (only when given) API key, as the entry stores them."""
+    data = {CONF_URL: str(user_input[CONF_URL]).strip()}
+    if api_key := str(user_input.get(CONF_API_KEY) or "").strip():
+        data[CONF_API_KEY] = api_key
+    return data
 
 
 def _models_schema(models: list[str], current: dict[str, Any]) -> vol.Schema:
@@ -133,18 +151,18 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
 
     def __init__(self) -> None:
         """Remember the URL and its models between steps."""
-        self._url = ""
+        self._connection: dict[str, str] = {}
         self._models: list[str] = []
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Ask for the Ollama URL."""
+        """Ask for the Ollama URL (and the API key of a secured server)."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            url = user_input[CONF_URL].strip()
-            self._async_abort_entries_match({CONF_URL: url})
-            self._models, error = await _probe(url)
+            connection = _connection(user_input)
+            self._async_abort_entries_match({CONF_URL: connection[CONF_URL]})
+            self._models, error = await _probe(connection[CONF_URL], connection.get(CONF_API_KEY))
             if error is None:
-                self._url = url
+                self._connection = connection
                 return await self.async_step_models()
             errors["base"] = error
         return self.async_show_form(
@@ -161,27 +179,30 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
             return self.async_show_form(
                 step_id="models", data_schema=_models_schema(self._models, {})
             )
-        title = TITLE if not self._async_current_entries() else f"{TITLE} ({self._url})"
-        return self.async_create_entry(title=title, data={CONF_URL: self._url, **user_input})
+        url = self._connection[CONF_URL]
+        title = TITLE if not self._async_current_entries() else f"{TITLE} ({url})"
+        return self.async_create_entry(title=title, data={**self._connection, **user_input})
 
     async def async_step_reconfigure(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Change the URL (tested again)."""
+        """Change the URL or API key (tested again)."""
         entry = self._get_reconfigure_entry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            url = user_input[CONF_URL].strip()
-            if url != entry.data[CONF_URL]:
-                self._async_abort_entries_match({CONF_URL: url})
-            self._models, error = await _probe(url)
+            connection = _connection(user_input)
+            if connection[CONF_URL] != entry.data[CONF_URL]:
+                self._async_abort_entries_match({CONF_URL: connection[CONF_URL]})
+            self._models, error = await _probe(connection[CONF_URL], connection.get(CONF_API_KEY))
             if error is None:
-                self._url = url
+                self._connection = connection
                 return await self.async_step_reconfigure_models()
             errors["base"] = error
         return self.async_show_form(
             step_id="reconfigure",
-            data_schema=_url_schema((user_input or entry.data)[CONF_URL]),
+            data_schema=self.add_suggested_values_to_schema(
+                _url_schema((user_input or entry.data)[CONF_URL]), user_input or entry.data
+            ),
             errors=errors,
         )
 
@@ -195,7 +216,31 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
                 step_id="reconfigure_models",
                 data_schema=_models_schema(self._models, dict(entry.data)),
             )
-        return self.async_update_reload_and_abort(entry, data={CONF_URL: self._url, **user_input})
+        return self.async_update_reload_and_abort(entry, data={**self._connection, **user_input})
+
+    async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
+        """Ollama refused the API key: ask for a new one."""
+        return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_confirm(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask for the API key, test it against the entry's server, then reload the entry."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            connection = _connection({CONF_URL: entry.data[CONF_URL], **user_input})
+            _models, error = await _probe(connection[CONF_URL], connection.get(CONF_API_KEY))
+            if error is None:
+                data = {k: v for k, v in entry.data.items() if k != CONF_API_KEY}
+                return self.async_update_reload_and_abort(entry, data={**data, **connection})
+            errors["base"] = error
+        return self.async_show_form(
+            step_id="reauth_confirm",
+            data_schema=vol.Schema(_api_key_field()),
+            description_placeholders={"url": entry.data[CONF_URL]},
+            errors=errors,
+        )
 
     @staticmethod
     @callback

@@ -55,4 +55,4 @@ class AltoConversationEntity(
         chat_log: conversation.ChatLog,
     ) -> conversation.ConversationResult:
         """Run one turn."""
-        return await async_run_turn(self.hass, self.entry, user_input, chat_log)
+        return await async_run_turn(self.hass, self.entry, self.entity_id, user_input, chat_log)

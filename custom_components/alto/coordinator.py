@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import ollama
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
-from .model_client import ServedModel, classify, list_models
+from .model_client import ModelFailure, ServedModel, classify, list_models
 
 if TYPE_CHECKING:
     from .runtime import AltoConfigEntry
@@ -40,8 +41,13 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
             async with asyncio.timeout(PROBE_TIMEOUT):
                 models = await list_models(self.client)
         except Exception as err:
-            if classify(err) is None:  # not a model failure: let the coordinator log it
+            failure = classify(err)
+            if failure is None:  # not a model failure: let the coordinator log it
                 raise
+            if failure is ModelFailure.UNAUTHORIZED:  # HA starts the reauth flow
+                raise ConfigEntryAuthFailed(
+                    translation_domain=DOMAIN, translation_key=failure.value
+                ) from err
             raise UpdateFailed(
                 translation_domain=DOMAIN,
                 translation_key="model_unreachable",
@@ -57,4 +63,6 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
     @callback
     def async_turn_failed(self, err: Exception) -> None:
         """A model call failed: show it at once rather than at the next poll."""
+        if classify(err) is ModelFailure.UNAUTHORIZED:
+            self.config_entry.async_start_reauth(self.hass)
         self.async_set_update_error(err)

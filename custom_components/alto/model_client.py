@@ -1,10 +1,10 @@
 """The one place Alto builds an Ollama client and classifies its failures.
 
-Facts this module encodes (ollama 0.4.x): the client's default `timeout=None` never times out,
+Facts this module encodes (ollama 0.6.x): the client's default `timeout=None` never times out,
 so a timeout is always passed; a refused connection raises the builtin `ConnectionError` without
 streaming but a raw `httpx.ConnectError` with `stream=True`; any non-2xx is
-`ollama.ResponseError`, and an `{"error": ...}` line mid-stream is a `ResponseError` with
-`status_code=-1`.
+`ollama.ResponseError` (401/403: the server, or a proxy in front of it, refused the API key), and
+an `{"error": ...}` line mid-stream is a `ResponseError` with `status_code=-1`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import ollama
+from homeassistant.util.ssl import get_default_context
 
 from .const import CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE
 
@@ -27,6 +28,10 @@ class ModelFailure(StrEnum):
     SERVER_ERROR = "model_server_error"
     STREAM_CUT = "model_stream_cut"
     TIMEOUT = "model_timeout"
+    UNAUTHORIZED = "model_unauthorized"
+
+
+AUTH_STATUSES = frozenset({401, 403})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +47,24 @@ def keep_alive(settings: Mapping[str, Any]) -> str:
     return f"{int(settings.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE))}s"
 
 
-def make_client(url: str, timeout: float) -> ollama.AsyncClient:
-    """Create an async client that always times out."""
-    return ollama.AsyncClient(host=url, timeout=timeout)
+def make_client(url: str, timeout: float, api_key: str | None = None) -> ollama.AsyncClient:
+    """Create an async client that always times out and sends the API key as a bearer token.
+
+    The SSL context is Home Assistant's shared one, created once at HA's start: letting httpx
+    build its own would read the CA bundle from disk, a blocking call on the event loop.
+    """
+    token = (api_key or "").strip()
+    return ollama.AsyncClient(
+        host=url,
+        timeout=timeout,
+        headers={"Authorization": f"Bearer {token}"} if token else None,
+        verify=get_default_context(),
+    )
 
 
 async def close_client(client: ollama.AsyncClient) -> None:
-    """Close the client's HTTP pool (ollama 0.4 has no public close)."""
-    inner = getattr(client, "_client", None)
-    if isinstance(inner, httpx.AsyncClient):
-        await inner.aclose()
+    """Close the client's HTTP pool."""
+    await client.close()
 
 
 async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:
@@ -70,6 +83,8 @@ def classify(err: BaseException) -> ModelFailure | None:
     if isinstance(err, TimeoutError | httpx.TimeoutException):
         return ModelFailure.TIMEOUT
     if isinstance(err, ollama.ResponseError):
+        if err.status_code in AUTH_STATUSES:
+            return ModelFailure.UNAUTHORIZED
         # status -1 is an error line in the middle of a stream.
         return ModelFailure.STREAM_CUT if err.status_code == -1 else ModelFailure.SERVER_ERROR
     if isinstance(err, httpx.ConnectError | ConnectionError):

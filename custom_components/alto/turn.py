@@ -13,7 +13,7 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import TemplateError
-from homeassistant.helpers import intent, template
+from homeassistant.helpers import template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
@@ -162,6 +162,7 @@ class _Reply:
 async def async_run_turn(
     hass: HomeAssistant,
     entry: AltoConfigEntry,
+    agent_id: str,
     user_input: conversation.ConversationInput,
     chat_log: conversation.ChatLog,
 ) -> conversation.ConversationResult:
@@ -213,7 +214,7 @@ async def async_run_turn(
             float(settings.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
         ):
             async for _content in chat_log.async_add_delta_content_stream(
-                user_input.agent_id, reply.deltas(messages)
+                agent_id, reply.deltas(messages)
             ):
                 pass
     except Exception as err:
@@ -259,10 +260,4 @@ async def async_run_turn(
             "alto_memory_intake",
         )
 
-    response = intent.IntentResponse(language=user_input.language)
-    response.async_set_speech(text)
-    return conversation.ConversationResult(
-        response=response,
-        conversation_id=conversation_id,
-        continue_conversation=chat_log.continue_conversation,
-    )
+    return conversation.async_get_result_from_chat_log(user_input, chat_log)
