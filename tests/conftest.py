@@ -18,6 +18,15 @@ from custom_components.alto.memory.store import MemoryStore
 from .fake_ollama import FakeOllama
 
 
+def pytest_report_header() -> str:
+    """Which Home Assistant and Python the suite runs on, first thing in the output."""
+    import platform
+
+    from homeassistant.const import __version__ as ha_version
+
+    return f"Home Assistant {ha_version} on Python {platform.python_version()}"
+
+
 @pytest.fixture
 async def fake_ollama(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
     """A running fake Ollama server on 127.0.0.1."""

@@ -1,11 +1,12 @@
-"""Diagnostics, with the Ollama URL's credentials and query redacted."""
+"""Diagnostics, with the API key and the Ollama URL's credentials and query redacted."""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from homeassistant.components.diagnostics import REDACTED
+from homeassistant.components.diagnostics import REDACTED, async_redact_data
+from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 
 from .const import CONF_PROMPT, CONF_URL
@@ -39,7 +40,10 @@ async def async_get_config_entry_diagnostics(
     if CONF_PROMPT in options:
         options[CONF_PROMPT] = REDACTED  # the household's persona text may be personal
     return {
-        "data": {**entry.data, CONF_URL: redact_url(entry.data[CONF_URL])},
+        "data": {
+            **async_redact_data(entry.data, {CONF_API_KEY}),
+            CONF_URL: redact_url(entry.data[CONF_URL]),
+        },
         "options": options,
         "model_available": coordinator.last_update_success,
         "served_models": {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -38,6 +39,7 @@ def alto_entry(fake_ollama: FakeOllama) -> MockConfigEntry:
         title="Alto",
         data={
             CONF_URL: f"http://me:pw@127.0.0.1:{fake_ollama.port}",
+            CONF_API_KEY: "tok-123",
             CONF_MODEL: CHAT_MODEL,
             CONF_EMBEDDING_MODEL: EMBED_MODEL,
         },
@@ -54,7 +56,9 @@ async def test_diagnostics(
     assert await async_setup_component(hass, "diagnostics", {})
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup_alto)
     assert diagnostics["data"]["url"] == f"http://**REDACTED**@127.0.0.1:{fake_ollama.port}"
+    assert diagnostics["data"][CONF_API_KEY] == "**REDACTED**"
     assert "pw" not in str(diagnostics) and "secrets" not in str(diagnostics)
+    assert "tok-123" not in str(diagnostics)
     assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
     assert diagnostics["model_available"] is True
     # No PyCUDA here: gpu "auto" fell back to the numpy reference, and says so.

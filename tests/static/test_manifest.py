@@ -36,3 +36,28 @@ def test_every_third_party_import_is_a_requirement() -> None:
 def test_pycuda_is_never_a_requirement() -> None:
     manifest = json.loads((PACKAGE / "manifest.json").read_text(encoding="utf-8"))
     assert not any(req.lower().startswith("pycuda") for req in manifest["requirements"])
+
+
+def test_requirements_hold_for_the_versions_the_suite_runs() -> None:
+    """Every manifest range admits the version installed here, which is what the tests ran on."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    manifest = json.loads((PACKAGE / "manifest.json").read_text(encoding="utf-8"))
+    for line in manifest["requirements"]:
+        requirement = Requirement(line)
+        assert version(requirement.name) in requirement.specifier, line
+
+
+def test_hacs_minimum_is_the_home_assistant_ci_runs() -> None:
+    """hacs.json declares as minimum exactly the Home Assistant release the suite is pinned to."""
+    from homeassistant.const import __version__ as running
+
+    root = PACKAGE.parents[1]
+    hacs = json.loads((root / "hacs.json").read_text(encoding="utf-8"))
+    pinned = re.search(
+        r"^homeassistant==(\S+)$", (root / "requirements.txt").read_text(), re.MULTILINE
+    )
+    assert pinned is not None
+    assert hacs["homeassistant"] == pinned.group(1) == running
