@@ -117,6 +117,7 @@ class MemoryOrgan:
         store: MemoryStore,
         journal: Journal,
         table_path: Path,
+        table: QualificationTable,
         selection: SelectionBackend,
     ) -> None:
         """Use `async_open` to build one."""
@@ -128,7 +129,7 @@ class MemoryOrgan:
         self.journal = journal
         self.selection = selection
         self._table_path = table_path
-        self._table: QualificationTable = load_table(table_path)
+        self._table = table
         self._write_lock = asyncio.Lock()
         self._embed_model = embed_for(client, settings[CONF_EMBEDDING_MODEL])
         # One utterance is embedded for the turn's context, the Surfacer's recall and intake:
@@ -146,8 +147,9 @@ class MemoryOrgan:
         """Open the store (embedded or server) and journal; bring the store up to the journal."""
         base = storage_dir(hass, entry_id)
         host = settings.get(CONF_CHROMA_HOST)
+        table_path = Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
 
-        def _open() -> tuple[MemoryStore, Journal, SelectionBackend]:
+        def _open() -> tuple[MemoryStore, Journal, SelectionBackend, QualificationTable]:
             base.mkdir(parents=True, exist_ok=True)
             if host:
                 store = MemoryStore.open_http(host, int(settings.get(CONF_CHROMA_PORT) or 8000))
@@ -164,9 +166,9 @@ class MemoryOrgan:
                 settings.get(CONF_GPU, DEFAULT_GPU), hass.config.path(".storage", DOMAIN, "cuda")
             )
             _load_matrix(backend, store)
-            return store, journal, backend
+            return store, journal, backend, load_table(table_path)
 
-        store, journal, backend = await hass.async_add_executor_job(_open)
+        store, journal, backend, table = await hass.async_add_executor_job(_open)
         return cls(
             hass,
             entry_id=entry_id,
@@ -174,7 +176,8 @@ class MemoryOrgan:
             settings=settings,
             store=store,
             journal=journal,
-            table_path=Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json")),
+            table_path=table_path,
+            table=table,
             selection=backend,
         )
 
