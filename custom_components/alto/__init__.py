@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import ollama
-from homeassistant.const import CONF_API_KEY, Platform
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
-from .act.exposure import ExposureIndex
-from .act.organ import ActionOrgan
-from .const import (
-    CONF_ACTION_MODEL,
-    CONF_CONSENT,
-    CONF_MODEL,
-    CONF_REQUEST_TIMEOUT,
-    CONF_URL,
-    DEFAULT_REQUEST_TIMEOUT,
-    DOMAIN,
-    LOGGER,
-)
-from .coordinator import ModelCoordinator
+from .action_organ import ActionOrgan
+from .const import DOMAIN, LOGGER
+from .coordinator import AltoConfigEntry, AltoRuntime, ModelCoordinator
+from .exposure import ExposureIndex
 from .memory_organ import MemoryOrgan
-from .model_client import close_client, keep_alive, make_client
-from .runtime import AltoConfigEntry, AltoRuntime
+from .model_client import close_client, make_client
 from .services import async_register_services
+from .settings import AltoSettings
 from .thoughts import ThoughtOrgan
 
 PLATFORMS: list[Platform] = [
@@ -45,8 +36,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
     """Connect to Ollama (retried by HA while it is unreachable) and add the platforms."""
-    timeout = float(entry.options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
-    client = make_client(entry.data[CONF_URL], timeout, entry.data.get(CONF_API_KEY))
+    settings = AltoSettings.from_entry(entry)
+    client = make_client(settings.url, settings.request_timeout, settings.api_key)
     coordinator = ModelCoordinator(hass, entry, client)
     try:
         await coordinator.async_config_entry_first_refresh()
@@ -55,22 +46,27 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         raise
     index = ExposureIndex(hass)
     entry.async_on_unload(index.async_start())
-    settings = {**entry.data, **entry.options}
     organ = ActionOrgan(
         hass,
         entry_id=entry.entry_id,
         index=index,
         client=client,
-        model=settings.get(CONF_ACTION_MODEL) or settings[CONF_MODEL],
-        keep_alive=keep_alive(settings),
-        tiers=settings.get(CONF_CONSENT, {}),
+        model=settings.action_model,
+        keep_alive=settings.keep_alive,
+        timeout=settings.request_timeout,
+        tiers=settings.consent,
     )
     entry.async_on_unload(organ.async_shutdown)
     memory = await _async_open_memory(hass, entry, client, coordinator, settings)
     thoughts = ThoughtOrgan.build(hass, entry.entry_id, client, memory, settings)
     entry.async_on_unload(thoughts.async_shutdown)
     entry.runtime_data = AltoRuntime(
-        client=client, coordinator=coordinator, organ=organ, memory=memory, thoughts=thoughts
+        settings=settings,
+        client=client,
+        coordinator=coordinator,
+        organ=organ,
+        memory=memory,
+        thoughts=thoughts,
     )
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
@@ -92,7 +88,7 @@ async def _async_open_memory(
     entry: AltoConfigEntry,
     client: ollama.AsyncClient,
     coordinator: ModelCoordinator,
-    settings: dict,
+    settings: AltoSettings,
 ) -> MemoryOrgan | None:
     """Open the memory organ; without a store Alto still talks, it just remembers nothing."""
     try:
@@ -103,7 +99,7 @@ async def _async_open_memory(
 
     @callback
     def _digest() -> None:
-        served = (coordinator.data or {}).get(settings[CONF_MODEL])
+        served = (coordinator.data or {}).get(settings.model)
         memory.async_set_model_digest(served.digest if served else None)
 
     _digest()

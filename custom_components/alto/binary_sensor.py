@@ -12,9 +12,8 @@ from homeassistant.helpers.entity_platform import AddEntitiesCallback
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 
 from .const import CONF_MODEL
-from .coordinator import ModelCoordinator
+from .coordinator import AltoConfigEntry, ModelCoordinator
 from .entity import AltoEntity, AltoMemoryEntity
-from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
 

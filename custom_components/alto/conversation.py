@@ -9,8 +9,8 @@ from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
+from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
-from .runtime import AltoConfigEntry
 from .turn import async_run_turn
 
 

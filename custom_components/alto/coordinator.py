@@ -1,21 +1,43 @@
-"""Model availability: polls `/api/tags` and hears about every turn's outcome."""
+"""What a loaded entry holds at run time, and the coordinator of the model's availability.
+
+The runtime type and the entry alias live here, beside the coordinator they hold, so every
+platform imports them from one module and nothing imports upward.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import ollama
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
+from .action_organ import ActionOrgan
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
+from .history import TurnBuffers
+from .memory_organ import MemoryOrgan
 from .model_client import ModelFailure, ServedModel, classify, list_models
+from .settings import AltoSettings
+from .thoughts import ThoughtOrgan
 
-if TYPE_CHECKING:
-    from .runtime import AltoConfigEntry
+type AltoConfigEntry = ConfigEntry[AltoRuntime]
+
+
+@dataclass
+class AltoRuntime:
+    """Runtime state of one config entry (one Ollama server, one agent, one memory)."""
+
+    settings: AltoSettings
+    client: ollama.AsyncClient
+    coordinator: ModelCoordinator
+    organ: ActionOrgan
+    memory: MemoryOrgan | None  # None when the store could not be opened
+    thoughts: ThoughtOrgan
+    buffers: TurnBuffers = field(default_factory=TurnBuffers)
 
 
 class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):

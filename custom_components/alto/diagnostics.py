@@ -10,7 +10,7 @@ from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 
 from .const import CONF_PROMPT, CONF_URL
-from .runtime import AltoConfigEntry
+from .coordinator import AltoConfigEntry
 
 
 def redact_url(url: str) -> str:

@@ -8,8 +8,8 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity import Entity
 
 from .const import CONF_MODEL, DOMAIN
+from .coordinator import AltoConfigEntry
 from .memory_organ import MemoryOrgan, signal_memory_changed
-from .runtime import AltoConfigEntry
 
 
 def device_info(entry: AltoConfigEntry) -> DeviceInfo:

@@ -9,9 +9,9 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
-from .act.organ import Verdict, signal_intent
+from .action_organ import Verdict, signal_intent
+from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
-from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
 

@@ -32,17 +32,14 @@ class TurnBuffer:
     """The recent history of one conversation."""
 
     entries: list[BufferEntry] = field(default_factory=list)
-    # Surfaced thoughts that arrived while a turn was running; they join at the next flush.
-    pending: list[BufferEntry] = field(default_factory=list)
 
-    def add(self, entry: BufferEntry) -> None:
-        """Append an entry."""
-        self.entries.append(entry)
+    def add(self, *entries: BufferEntry) -> None:
+        """Append entries in order."""
+        self.entries.extend(entries)
 
-    def flush_pending(self) -> None:
-        """Move thoughts that arrived between turns into the history, in arrival order."""
-        self.entries.extend(self.pending)
-        self.pending.clear()
+    def episode(self) -> list[str]:
+        """What was said in this conversation (utterances and spoken replies), oldest first."""
+        return [e.content for e in self.entries if e.kind in ("user", "reply")]
 
     def _start(self, max_history: int) -> int:
         """Index of the first entry within the last `max_history` user turns (0 keeps all)."""

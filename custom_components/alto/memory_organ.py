@@ -21,18 +21,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
-from .const import (
-    CONF_CHROMA_HOST,
-    CONF_CHROMA_PORT,
-    CONF_EMBEDDING_MODEL,
-    CONF_GPU,
-    CONF_MEMORY_MODE,
-    CONF_MODEL,
-    DEFAULT_GPU,
-    DEFAULT_MEMORY_MODE,
-    DOMAIN,
-    LOGGER,
-)
+from .const import DOMAIN, LOGGER
 from .gpu.backend import SelectionBackend, select_backend
 from .memory import intake, replay
 from .memory.acceptance import run_acceptance
@@ -51,6 +40,7 @@ from .memory.reasons import STATUS_REFUSED, Refusal
 from .memory.records import CURRENT, HOUSEHOLD, Row
 from .memory.references import KIND_NAMES, render_reference
 from .memory.store import MemoryStore
+from .settings import AltoSettings
 
 EVENT_ADMITTED = "alto_memory_admitted"
 EVENT_REFUSED = "alto_memory_refused"
@@ -113,7 +103,7 @@ class MemoryOrgan:
         *,
         entry_id: str,
         client: ollama.AsyncClient,
-        settings: dict[str, Any],
+        settings: AltoSettings,
         store: MemoryStore,
         journal: Journal,
         table_path: Path,
@@ -131,28 +121,28 @@ class MemoryOrgan:
         self._table_path = table_path
         self._table = table
         self._write_lock = asyncio.Lock()
-        self._embed_model = embed_for(client, settings[CONF_EMBEDDING_MODEL])
+        self._embed_model = embed_for(client, settings.embedding_model)
         # One utterance is embedded for the turn's context, the Surfacer's recall and intake:
         # the model's answer for a text is kept for a few texts, so it is asked once.
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
-        self._call_model = call_model_for(client, settings[CONF_MODEL])
+        self._call_model = call_model_for(client, settings.model)
         self.model_digest: str | None = None
         self._selection_rows = len(store.state)
         self._store_behind = False  # a journaled write failed to reach the store
 
     @classmethod
     async def async_open(
-        cls, hass: HomeAssistant, entry_id: str, client: ollama.AsyncClient, settings: dict
+        cls, hass: HomeAssistant, entry_id: str, client: ollama.AsyncClient, settings: AltoSettings
     ) -> MemoryOrgan:
         """Open the store (embedded or server) and journal; bring the store up to the journal."""
         base = storage_dir(hass, entry_id)
-        host = settings.get(CONF_CHROMA_HOST)
+        host = settings.chroma_host
         table_path = Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
 
         def _open() -> tuple[MemoryStore, Journal, SelectionBackend, QualificationTable]:
             base.mkdir(parents=True, exist_ok=True)
             if host:
-                store = MemoryStore.open_http(host, int(settings.get(CONF_CHROMA_PORT) or 8000))
+                store = MemoryStore.open_http(host, settings.chroma_port)
             else:
                 store = MemoryStore.open_persistent(base / "chroma")
             journal = Journal(base / "journal.jsonl")
@@ -162,9 +152,7 @@ class MemoryOrgan:
                 store.close()
                 raise
             # Off the event loop: trying CUDA compiles kernels and starts the owning thread.
-            backend = select_backend(
-                settings.get(CONF_GPU, DEFAULT_GPU), hass.config.path(".storage", DOMAIN, "cuda")
-            )
+            backend = select_backend(settings.gpu, hass.config.path(".storage", DOMAIN, "cuda"))
             _load_matrix(backend, store)
             return store, journal, backend, load_table(table_path)
 
@@ -206,7 +194,7 @@ class MemoryOrgan:
     @property
     def requested_mode(self) -> Mode:
         """The mode the options ask for."""
-        return Mode(int(self._settings.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)))
+        return Mode(self._settings.memory_mode)
 
     @property
     def effective_mode(self) -> Mode:
@@ -409,7 +397,7 @@ class MemoryOrgan:
 
     async def async_qualify(self) -> dict[str, Any]:
         """Run the acceptance matrix against the chat model; record the pair only if all pass."""
-        model = self._settings[CONF_MODEL]
+        model = self._settings.model
         result = await run_acceptance(self._call_model)
         answers = result.answers()
         recorded = False

@@ -9,16 +9,12 @@ an `{"error": ...}` line mid-stream is a `ResponseError` with `status_code=-1`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 import httpx
 import ollama
 from homeassistant.util.ssl import get_default_context
-
-from .const import CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE
 
 
 class ModelFailure(StrEnum):
@@ -40,11 +36,6 @@ class ServedModel:
 
     name: str
     digest: str
-
-
-def keep_alive(settings: Mapping[str, Any]) -> str:
-    """Ollama's keep_alive from the options (seconds, with the unit Ollama requires)."""
-    return f"{int(settings.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE))}s"
 
 
 def make_client(url: str, timeout: float, api_key: str | None = None) -> ollama.AsyncClient:

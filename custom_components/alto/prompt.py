@@ -1,4 +1,11 @@
-"""The system prompt of a conversational turn."""
+"""Every text the conversational model reads, in one place.
+
+The system prompt (persona, identity, marker protocol, home snapshot, time), the breadcrumb of an
+action the effector carried out, and the message that hands validated device states to the
+follow-up call. The organs' own model calls (the executor's in `act/proposal.py`, the thought
+renderer's in `surface/`, memory interpretation's in `memory/prompts.py`) keep their prompts
+beside the parser that reads the answer, since each is one contract with its schema.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from .act.model import ValidatedCall
 from .channel.markers import ACTION_MARK as A
 from .channel.markers import SPEECH_MARK as S
 
@@ -69,3 +77,21 @@ def system_prompt(
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
     ]
     return "\n\n".join(p for p in parts if p)
+
+
+def breadcrumb(call: ValidatedCall, name: str) -> str:
+    """The assistant-role note later turns see after an effector success (and only then)."""
+    data = f" with {dict(call.data)}" if call.data else ""
+    return (
+        f"Earlier this session Alto carried out: {call.domain}.{call.service} on {name} "
+        f"({call.entity_id}){data}."
+    )
+
+
+def device_states(states: Iterable[tuple[str, str]]) -> str:
+    """The system message of the follow-up call: the states the guard let Alto read."""
+    lines = "\n".join(f"- {entity_id}: {state}" for entity_id, state in states)
+    return (
+        f"The device states you asked for:\n{lines}\n"
+        f"Answer the person now, with your speech between {S} marks."
+    )

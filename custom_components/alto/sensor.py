@@ -7,9 +7,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
+from .coordinator import AltoConfigEntry
 from .entity import AltoEntity, AltoMemoryEntity
 from .memory.qualification import Mode
-from .runtime import AltoConfigEntry
 from .thoughts import signal_thought
 
 PARALLEL_UPDATES = 0

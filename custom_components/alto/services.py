@@ -13,9 +13,9 @@ from homeassistant.util.ulid import ulid_now
 
 from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, Proposal, Refusal
 from .const import DOMAIN
+from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan, row_dict
-from .runtime import AltoConfigEntry
 
 SERVICE_CHECK_ACTION = "check_action"
 SERVICE_REMEMBER = "remember"

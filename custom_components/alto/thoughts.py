@@ -1,38 +1,26 @@
 """The Surfacer in Home Assistant: one verified thought per turn, or none.
 
-A thought ready within `surfacer_wait` joins the in-flight model call (it is appended to the turn
-buffer before the call is built); a later one lands in the buffer for the next turn. The reply
-never waits longer than `surfacer_wait`. Every outcome but "nothing" fires `alto_thought` and
+`async_surface` returns the thoughts a turn's model call sees: one verified within
+`surfacer_wait` joins this turn, a later one the conversation's next turn. The reply never waits
+longer than `surfacer_wait`. Every outcome but "nothing" fires `alto_thought` and
 shows on `sensor.alto_last_thought`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
-from .const import (
-    CONF_MODEL,
-    CONF_REQUEST_TIMEOUT,
-    CONF_SURFACER_ENABLED,
-    CONF_SURFACER_MODEL,
-    CONF_SURFACER_RECALL,
-    CONF_SURFACER_WAIT,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_SURFACER_ENABLED,
-    DEFAULT_SURFACER_RECALL,
-    DEFAULT_SURFACER_WAIT,
-    DOMAIN,
-    LOGGER,
-)
-from .history import BufferEntry, TurnBuffer
+from .const import DOMAIN, LOGGER
+from .history import MAX_CONVERSATIONS, BufferEntry
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan
-from .model_client import keep_alive
+from .settings import AltoSettings
 from .surface.render import render_for
 from .surface.store_view import StoreMemoryView
 from .surface.surfacer import (
@@ -64,6 +52,8 @@ class ThoughtOrgan:
     last: SurfaceOutcome | None = None
     last_surfaced: SurfaceOutcome | None = None
     _pending: set[asyncio.Task[Any]] = field(default_factory=set)
+    # Thoughts verified after their turn had answered, by conversation, for its next turn.
+    _late: OrderedDict[str, list[BufferEntry]] = field(default_factory=OrderedDict)
 
     @classmethod
     def build(
@@ -72,53 +62,47 @@ class ThoughtOrgan:
         entry_id: str,
         client: Any,
         memory: MemoryOrgan | None,
-        settings: dict[str, Any],
+        settings: AltoSettings,
     ) -> ThoughtOrgan:
         """A no-op Surfacer when disabled or when the memory store is unavailable."""
         surfacer: Surfacer | NoopSurfacer = NoopSurfacer()
-        if memory is not None and settings.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED):
+        if memory is not None and settings.surfacer_enabled:
             view = StoreMemoryView(
                 memory.store, memory.embed, run_blocking=hass.async_add_executor_job
             )
             render = render_for(
                 client,
-                settings.get(CONF_SURFACER_MODEL) or settings[CONF_MODEL],
-                keep_alive=keep_alive(settings),
-                timeout=float(settings.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)),
+                settings.surfacer_model,
+                keep_alive=settings.keep_alive,
+                timeout=settings.request_timeout,
             )
             surfacer = build_surfacer(
-                view,
-                render,
-                SurfacerOptions(
-                    recall=bool(settings.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL))
-                ),
+                view, render, SurfacerOptions(recall=settings.surfacer_recall)
             )
-        return cls(
-            hass,
-            entry_id,
-            surfacer,
-            float(settings.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
-            memory,
-        )
+        return cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
 
-    async def async_surface(self, text: str, actor: str | None, buffer: TurnBuffer) -> None:
-        """Start surfacing for a turn; a thought ready within the wait joins this turn's call.
+    async def async_surface(
+        self, text: str, actor: str | None, conversation_id: str, episode: list[str]
+    ) -> list[BufferEntry]:
+        """The thoughts this turn's model call sees, oldest first.
 
-        Delivery goes to `buffer.pending`; the turn flushes it after this returns, and a late
-        thought waits there for the next turn's flush.
+        First any thought that was verified too late for an earlier turn of this conversation,
+        then this turn's own if it is verified within `wait_s`; one verified later is kept for
+        the conversation's next turn. The reply never waits longer than `wait_s`.
         """
-        buffer.flush_pending()
+        late = self._late.pop(conversation_id, [])
         if isinstance(self.surfacer, NoopSurfacer):
-            return
-        episode = [e.content for e in buffer.entries if e.kind in ("user", "reply")]
+            return late
         task = self.hass.async_create_background_task(
-            self.surfacer.surface_from_heard(Heard(text, actor, episode)), "alto_surfacer"
+            self._surface(Heard(text, actor, episode)), "alto_surfacer"
         )
         self._pending.add(task)
-        task.add_done_callback(lambda done: self._deliver(done, buffer))
-        # The reply waits at most `wait_s`; a later thought still lands, for the next turn.
-        await asyncio.wait({task}, timeout=self.wait_s)
-        buffer.flush_pending()
+        task.add_done_callback(self._pending.discard)
+        done, _ = await asyncio.wait({task}, timeout=self.wait_s)
+        if task in done:
+            return [*late, *_thought_of(task)]
+        task.add_done_callback(lambda finished: self._keep_late(finished, conversation_id))
+        return late
 
     @callback
     def async_shutdown(self) -> None:
@@ -135,25 +119,26 @@ class ThoughtOrgan:
         return next(iter(sorted(scopes)), None)
 
     @callback
-    def _deliver(self, task: asyncio.Task[SurfaceOutcome], buffer: TurnBuffer) -> None:
-        self._pending.discard(task)
-        if task.cancelled():
-            return
-        if (error := task.exception()) is not None:  # the Surfacer never raises; be sure
-            LOGGER.warning("Surfacer failed: %s", error)
-            return
-        outcome = task.result()
+    def _keep_late(self, task: asyncio.Task[BufferEntry | None], conversation_id: str) -> None:
+        if thought := _thought_of(task):
+            self._late.setdefault(conversation_id, []).extend(thought)
+            self._late.move_to_end(conversation_id)
+            while len(self._late) > MAX_CONVERSATIONS:
+                self._late.popitem(last=False)
+
+    async def _surface(self, heard: Heard) -> BufferEntry | None:
+        """Run the Surfacer, publish its outcome, and return the thought the model may see."""
+        outcome = await self.surfacer.surface_from_heard(heard)
         if outcome.verdict == "nothing":
-            return
+            return None
         private_to = self._private_scope(outcome)
+        thought = None
         if outcome.verdict == "surfaced" and outcome.thought:
-            buffer.pending.append(
-                BufferEntry("assistant", outcome.thought, "thought", private_to=private_to)
-            )
+            thought = BufferEntry("assistant", outcome.thought, "thought", private_to=private_to)
             self.last_surfaced = outcome if private_to is None else None
         self.last = outcome
         # Dashboards and automations are for everyone: a private thought's words stay out.
-        shown = outcome.thought if outcome.verdict == "surfaced" and private_to is None else None
+        shown = outcome.thought if thought is not None and private_to is None else None
         self.hass.bus.async_fire(
             EVENT_THOUGHT,
             {
@@ -166,3 +151,15 @@ class ThoughtOrgan:
             },
         )
         async_dispatcher_send(self.hass, signal_thought(self.entry_id))
+        return thought
+
+
+def _thought_of(task: asyncio.Task[BufferEntry | None]) -> list[BufferEntry]:
+    """The task's thought as a list (empty when it has none, was cancelled or failed)."""
+    if task.cancelled():
+        return []
+    if (error := task.exception()) is not None:  # the Surfacer never raises; be sure
+        LOGGER.warning("Surfacer failed: %s", error)
+        return []
+    thought = task.result()
+    return [thought] if thought is not None else []

@@ -16,9 +16,9 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
+from .coordinator import AltoConfigEntry
 from .entity import AltoMemoryEntity
 from .memory.records import HOUSEHOLD
-from .runtime import AltoConfigEntry
 
 PARALLEL_UPDATES = 0
 

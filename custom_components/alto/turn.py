@@ -1,13 +1,21 @@
-"""One conversational turn: admission, prompt, one streamed chat call, the marker channel.
+"""One conversational turn, top to bottom.
 
-Captured action spans go to the action organ after the speech has streamed; a validated read
-gets exactly one follow-up call so the spoken answer can use the state.
+admission → context (history, thoughts, memory) → speak (one streamed chat call) → act (the
+action organ, on the spans the speech carried) → follow-up (one more chat call, only when a
+validated read needs an answer) → record.
+
+Two histories, on purpose. Home Assistant's ChatLog receives what Alto says: it streams to TTS
+and the UI, and the result is read from it. The model's messages come from Alto's own turn
+buffer, because the model must see what the ChatLog does not hold as Alto's speech — breadcrumbs
+of what the effector did, surfaced thoughts, entries private to one speaker — and must not see
+what it does hold: every agent's content for this conversation id, and nothing else of Alto's
+private thought channel.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from homeassistant.components import conversation
@@ -17,31 +25,131 @@ from homeassistant.helpers import template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
-from .act.organ import Outcome, TurnContext
+from .action_organ import Outcome, TurnContext
 from .channel.admission import admit
 from .channel.markers import MarkerChannel
-from .const import (
-    CONF_ASSISTANT_NAME,
-    CONF_MAX_HISTORY,
-    CONF_MODEL,
-    CONF_NUM_CTX,
-    CONF_PLAIN_REPLY_FALLBACK,
-    CONF_PROMPT,
-    CONF_REQUEST_TIMEOUT,
-    DEFAULT_MAX_HISTORY,
-    DEFAULT_NUM_CTX,
-    DEFAULT_PLAIN_REPLY_FALLBACK,
-    DEFAULT_PROMPT,
-    DEFAULT_REQUEST_TIMEOUT,
-    LOGGER,
-)
+from .const import LOGGER
+from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
-from .history import BufferEntry, TurnBuffer
-from .model_client import ModelFailure, classify, keep_alive
-from .prompt import system_prompt
-from .runtime import AltoConfigEntry
+from .history import BufferEntry
+from .model_client import ModelFailure, classify
+from .prompt import device_states, system_prompt
 
 type Messages = list[dict[str, str]]
+
+
+async def async_run_turn(
+    hass: HomeAssistant,
+    entry: AltoConfigEntry,
+    agent_id: str,
+    user_input: conversation.ConversationInput,
+    chat_log: conversation.ChatLog,
+) -> conversation.ConversationResult:
+    """Answer one user utterance; never raises for a model, device or input failure."""
+    runtime = entry.runtime_data
+    settings = runtime.settings
+    conversation_id = chat_log.conversation_id
+
+    # 1. Admission: a refused utterance is answered, and nothing of it is sent or stored.
+    if (refusal := admit(user_input.text)) is not None:
+        _trace({"admission": refusal.value})
+        return await async_error_result(hass, user_input, conversation_id, refusal.value)
+    turn = TurnContext(
+        user_input.context, conversation_id, user_input.device_id, user_input.language
+    )
+    actor = user_input.context.user_id
+    buffer = runtime.buffers.get(conversation_id)
+
+    # 2. Context. A held confirm-first call is settled by this utterance first (only the user's
+    # own next utterance can confirm it); its breadcrumb goes before this turn's user message,
+    # where "Earlier this session" reads true. Thoughts and the memory selection run side by
+    # side; the reply waits for a thought at most `surfacer_wait`.
+    held = await runtime.organ.async_resolve_pending(user_input.text, turn)
+    buffer.add(*_breadcrumbs([held] if held else []))
+    thoughts, recalled = await asyncio.gather(
+        runtime.thoughts.async_surface(user_input.text, actor, conversation_id, buffer.episode()),
+        runtime.memory.async_turn_context(user_input.text, viewer=actor)
+        if runtime.memory
+        else _nothing(),
+    )
+    buffer.add(*thoughts)
+    messages = [
+        {"role": "system", "content": _system_prompt(hass, runtime)},
+        *buffer.messages(settings.max_history, actor),
+        *([{"role": "system", "content": recalled}] if recalled else []),
+        {"role": "user", "content": user_input.text},
+    ]
+
+    # 3. Speak: one streamed chat call; speech streams into the ChatLog as it arrives.
+    start = len(chat_log.content)
+    channel = MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
+    if failure := await _speak(runtime, chat_log, agent_id, messages, channel):
+        return await _failed(hass, runtime, user_input, chat_log, failure=failure, outcomes=[])
+
+    # 4. Act: the spans go to the action organ, outside any model timeout (device calls are
+    # not model calls). Confirm-first questions are Alto's next words.
+    outcomes = (
+        await runtime.organ.async_handle_spans(channel.actions, turn) if channel.actions else []
+    )
+    if questions := [o.question for o in outcomes if o.question]:
+        await _say(chat_log, agent_id, _pieces(" ".join(questions)))
+
+    # 5. Follow-up: a validated read is answered by exactly one more call that sees the state.
+    # Spans in this call are traced, never dispatched.
+    if reads := [(o.entity_id or "", o.state) for o in outcomes if o.state is not None]:
+        spoken_so_far = _spoken(chat_log, start)
+        follow_up = [
+            *messages,
+            {"role": "assistant", "content": spoken_so_far},
+            {"role": "system", "content": device_states(reads)},
+        ]
+        second = MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
+        if failure := await _speak(runtime, chat_log, agent_id, follow_up, second):
+            return await _failed(
+                hass, runtime, user_input, chat_log, failure=failure, outcomes=outcomes
+            )
+        _trace({"follow_up_actions_ignored": second.actions})
+
+    # 6. Record: what was said, and what the effector did.
+    runtime.coordinator.async_turn_succeeded()
+    text = _spoken(chat_log, start)
+    _trace(
+        {
+            "plain_reply_fallback": channel.used_fallback,
+            "actions": [
+                {"span": o.span, "verdict": o.verdict.value, "reason": o.reason} for o in outcomes
+            ],
+        }
+    )
+    if not text and not outcomes:
+        return await async_error_result(hass, user_input, conversation_id, "model_empty_reply")
+    buffer.add(BufferEntry("user", user_input.text, "user"))
+    if text:
+        buffer.add(BufferEntry("assistant", text, "reply"))
+    buffer.add(*_breadcrumbs(outcomes))
+    buffer.trim(settings.max_history)
+    if runtime.memory is not None:
+        # Intake never delays the reply: it runs after it, in the background.
+        entry.async_create_background_task(
+            hass,
+            runtime.memory.async_intake_turn(
+                user_input.text,
+                source_id=f"conversation/{conversation_id}/{ulid_now()}",
+                actor=actor,
+            ),
+            "alto_memory_intake",
+        )
+    return _result(user_input, chat_log, text)
+
+
+def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
+    settings = runtime.settings
+    return system_prompt(
+        persona=_render_persona(hass, settings.prompt),
+        assistant_name=settings.assistant_name,
+        entities=runtime.organ.index.entity_lines(),
+        now=dt_util.now(),
+    )
 
 
 def _render_persona(hass: HomeAssistant, prompt: str) -> str:
@@ -53,211 +161,121 @@ def _render_persona(hass: HomeAssistant, prompt: str) -> str:
         return prompt
 
 
-def _record_breadcrumbs(buffer: TurnBuffer, outcomes: list[Outcome]) -> None:
-    for outcome in outcomes:
-        if outcome.breadcrumb:  # effector success only
-            buffer.add(BufferEntry("assistant", outcome.breadcrumb, "breadcrumb"))
+class _StreamCut(Exception):
+    """The chat stream ended without its final `done` chunk."""
 
 
-async def _none() -> None:
+async def _speak(
+    runtime: AltoRuntime,
+    chat_log: conversation.ChatLog,
+    agent_id: str,
+    messages: Messages,
+    channel: MarkerChannel,
+) -> ModelFailure | None:
+    """One streamed chat call under its own timeout; its speech goes into the ChatLog.
+
+    Returns None on success, else the failure (logged, and the coordinator told).
+    """
+    try:
+        async with asyncio.timeout(runtime.settings.request_timeout):
+            await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel))
+    except Exception as err:  # classified below; an unexpected error is logged with its trace
+        failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify(err)
+        if failure is None:
+            LOGGER.exception("Unexpected error in a model call")
+            failure = ModelFailure.SERVER_ERROR
+        else:
+            LOGGER.warning("Ollama call failed (%s): %r", failure.value, err)
+        runtime.coordinator.async_turn_failed(err)
+        return failure
     return None
 
 
-class _StreamCut(Exception):
-    """The chat stream ended without its final `done` chunk."""
+async def _stream_speech(
+    runtime: AltoRuntime, messages: Messages, channel: MarkerChannel
+) -> AsyncIterator[str]:
+    """The speech of one chat call, as the marker channel releases it.
+
+    The conversational call never passes `tools`: the model proposes, the registry disposes.
+    """
+    settings = runtime.settings
+    stream = await runtime.client.chat(
+        model=settings.model,
+        messages=messages,
+        stream=True,
+        keep_alive=settings.keep_alive,
+        options={"num_ctx": settings.num_ctx},
+    )
+    done = False
+    async for chunk in stream:
+        if speech := channel.feed(chunk.message.content or ""):
+            yield speech
+        done = done or bool(chunk.done)
+    if not done:
+        raise _StreamCut
+    if tail := channel.finalize():
+        yield tail
+
+
+async def _pieces(*texts: str) -> AsyncIterator[str]:
+    for text in texts:
+        yield text
+
+
+async def _say(chat_log: conversation.ChatLog, agent_id: str, pieces: AsyncIterable[str]) -> None:
+    """Add one assistant message to the ChatLog, streamed piece by piece."""
+
+    async def deltas() -> AsyncIterator[conversation.AssistantContentDeltaDict]:
+        yield {"role": "assistant"}
+        async for piece in pieces:
+            yield {"content": piece}
+
+    async for _content in chat_log.async_add_delta_content_stream(agent_id, deltas()):
+        pass
+
+
+def _spoken(chat_log: conversation.ChatLog, start: int) -> str:
+    """What Alto said this turn: its ChatLog messages since `start`, joined by one space."""
+    return " ".join(
+        content.content.strip()
+        for content in chat_log.content[start:]
+        if isinstance(content, conversation.AssistantContent) and content.content
+    )
+
+
+def _result(
+    user_input: conversation.ConversationInput, chat_log: conversation.ChatLog, text: str
+) -> conversation.ConversationResult:
+    result = conversation.async_get_result_from_chat_log(user_input, chat_log)
+    result.response.async_set_speech(text)  # every message of the turn, not only the last
+    return result
+
+
+def _breadcrumbs(outcomes: list[Outcome]) -> list[BufferEntry]:
+    """Assistant notes of what the effector carried out (its successes only)."""
+    return [BufferEntry("assistant", o.breadcrumb, "breadcrumb") for o in outcomes if o.breadcrumb]
+
+
+async def _failed(
+    hass: HomeAssistant,
+    runtime: AltoRuntime,
+    user_input: conversation.ConversationInput,
+    chat_log: conversation.ChatLog,
+    *,
+    failure: ModelFailure,
+    outcomes: list[Outcome],
+) -> conversation.ConversationResult:
+    """A model call failed: say so; what the effector already did is still recorded."""
+    _trace({"failure": failure.value})
+    runtime.buffers.get(chat_log.conversation_id).add(*_breadcrumbs(outcomes))
+    return await async_error_result(hass, user_input, chat_log.conversation_id, failure.value)
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _trace(data: dict[str, Any]) -> None:
     conversation.async_conversation_trace_append(
         conversation.ConversationTraceEventType.AGENT_DETAIL, {"alto": data}
     )
-
-
-def _states_message(outcomes: list[Outcome]) -> dict[str, str]:
-    lines = [f"- {o.entity_id}: {o.state}" for o in outcomes if o.state is not None]
-    return {
-        "role": "system",
-        "content": "The device states you asked for:\n"
-        + "\n".join(lines)
-        + "\nAnswer the person now, with your speech between ¦ marks.",
-    }
-
-
-class _Reply:
-    """Streams one turn's model output into the chat log and collects what happened."""
-
-    def __init__(self, entry: AltoConfigEntry, settings: dict[str, Any], turn: TurnContext) -> None:
-        self._runtime = entry.runtime_data
-        self._settings = settings
-        self._turn = turn
-        self.spoken: list[str] = []
-        self.outcomes: list[Outcome] = []
-        self.channel = self._channel()
-
-    def _channel(self) -> MarkerChannel:
-        return MarkerChannel(
-            plain_reply_fallback=self._settings.get(
-                CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK
-            )
-        )
-
-    async def _stream(self, messages: Messages, channel: MarkerChannel) -> AsyncGenerator[str]:
-        # The conversational call never passes `tools`: the model proposes, the registry disposes.
-        stream = await self._runtime.client.chat(
-            model=self._settings[CONF_MODEL],
-            messages=messages,
-            stream=True,
-            keep_alive=keep_alive(self._settings),
-            options={"num_ctx": int(self._settings.get(CONF_NUM_CTX, DEFAULT_NUM_CTX))},
-        )
-        done = False
-        async for chunk in stream:
-            if speech := channel.feed(chunk.message.content or ""):
-                yield speech
-            done = done or bool(chunk.done)
-        if not done:
-            raise _StreamCut
-        if tail := channel.finalize():
-            yield tail
-
-    def _say(self, text: str, *, new_part: bool = False) -> conversation.AssistantContentDeltaDict:
-        # The marker channel joins spans within one stream; a new part (a confirmation question,
-        # the follow-up's answer) is joined to earlier speech with one space.
-        if new_part and self.spoken:
-            text = " " + text.lstrip()
-        self.spoken.append(text)
-        return {"content": text}
-
-    async def _speak(self, messages: Messages, channel: MarkerChannel) -> AsyncGenerator[Any]:
-        new_part = True
-        async for speech in self._stream(messages, channel):
-            yield self._say(speech, new_part=new_part)
-            new_part = False
-
-    async def deltas(self, messages: Messages) -> AsyncGenerator[Any]:
-        """The chat-log delta stream: speech as it arrives, then what the organ adds."""
-        yield {"role": "assistant"}
-        async for delta in self._speak(messages, self.channel):
-            yield delta
-        if not self.channel.actions:
-            return
-        self.outcomes = await self._runtime.organ.async_handle_spans(
-            self.channel.actions, self._turn
-        )
-        for outcome in self.outcomes:
-            if outcome.question:
-                yield self._say(outcome.question, new_part=True)
-        if any(o.state is not None for o in self.outcomes):
-            follow_up = [
-                *messages,
-                {"role": "assistant", "content": "".join(self.spoken)},
-                _states_message(self.outcomes),
-            ]
-            second = self._channel()  # spans of this round are traced, never dispatched
-            async for delta in self._speak(follow_up, second):
-                yield delta
-            _trace({"follow_up_actions_ignored": second.actions})
-
-
-async def async_run_turn(
-    hass: HomeAssistant,
-    entry: AltoConfigEntry,
-    agent_id: str,
-    user_input: conversation.ConversationInput,
-    chat_log: conversation.ChatLog,
-) -> conversation.ConversationResult:
-    """Answer one user utterance; never raises for a model or input failure."""
-    conversation_id = chat_log.conversation_id
-    if (refusal := admit(user_input.text)) is not None:
-        _trace({"admission": refusal.value})
-        return await async_error_result(hass, user_input, conversation_id, refusal.value)
-
-    settings = {**entry.data, **entry.options}
-    runtime = entry.runtime_data
-    buffer = runtime.buffers.get(conversation_id)
-    max_history = int(settings.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY))
-    turn = TurnContext(
-        user_input.context, conversation_id, user_input.device_id, user_input.language
-    )
-    # Only the user's own next utterance can confirm a held confirm-first call.
-    held = await runtime.organ.async_resolve_pending(user_input.text, turn)
-    if held and held.breadcrumb:
-        # Placed before this turn's user message: a chat request must end with the user's
-        # turn, and "Earlier this session" reads true from there.
-        buffer.add(BufferEntry("assistant", held.breadcrumb, "breadcrumb"))
-
-    memory = runtime.memory
-    actor = user_input.context.user_id
-    # The Surfacer and the memory selection run side by side; the reply waits for neither
-    # longer than `surfacer_wait` (the selection is one embedding call).
-    _surfaced, recalled = await asyncio.gather(
-        runtime.thoughts.async_surface(user_input.text, actor, buffer),
-        memory.async_turn_context(user_input.text, viewer=actor) if memory else _none(),
-    )
-    messages = [
-        {
-            "role": "system",
-            "content": system_prompt(
-                persona=_render_persona(hass, settings.get(CONF_PROMPT, DEFAULT_PROMPT)),
-                assistant_name=settings.get(CONF_ASSISTANT_NAME),
-                entities=runtime.organ.index.entity_lines(),
-                now=dt_util.now(),
-            ),
-        },
-        *buffer.messages(max_history, actor),
-        *([{"role": "system", "content": recalled}] if recalled else []),
-        {"role": "user", "content": user_input.text},
-    ]
-    reply = _Reply(entry, settings, turn)
-    try:
-        async with asyncio.timeout(
-            float(settings.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
-        ):
-            async for _content in chat_log.async_add_delta_content_stream(
-                agent_id, reply.deltas(messages)
-            ):
-                pass
-    except Exception as err:
-        failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify(err)
-        if failure is None:
-            LOGGER.exception("Unexpected error in a conversation turn")
-            failure = ModelFailure.SERVER_ERROR
-        else:
-            LOGGER.warning("Ollama call failed (%s): %s", failure.value, err)
-        runtime.coordinator.async_turn_failed(err)
-        _trace({"failure": failure.value})
-        # A follow-up call can fail after the effector ran: what was done is still recorded.
-        _record_breadcrumbs(buffer, reply.outcomes)
-        return await async_error_result(hass, user_input, conversation_id, failure.value)
-
-    runtime.coordinator.async_turn_succeeded()
-    text = "".join(reply.spoken)
-    _trace(
-        {
-            "plain_reply_fallback": reply.channel.used_fallback,
-            "actions": [
-                {"span": o.span, "verdict": o.verdict.value, "reason": o.reason}
-                for o in reply.outcomes
-            ],
-        }
-    )
-    if not text and not reply.outcomes:
-        return await async_error_result(hass, user_input, conversation_id, "model_empty_reply")
-    buffer.add(BufferEntry("user", user_input.text, "user"))
-    if text:
-        buffer.add(BufferEntry("assistant", text, "reply"))
-    _record_breadcrumbs(buffer, reply.outcomes)
-    buffer.trim(max_history)
-    if memory is not None:
-        # Intake never delays the reply: it runs after it, in the background.
-        entry.async_create_background_task(
-            hass,
-            memory.async_intake_turn(
-                user_input.text,
-                source_id=f"conversation/{conversation_id}/{ulid_now()}",
-                actor=actor,
-            ),
-            "alto_memory_intake",
-        )
-
-    return conversation.async_get_result_from_chat_log(user_input, chat_log)

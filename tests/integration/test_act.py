@@ -794,7 +794,7 @@ def _service_call_sites() -> list[tuple[str, int, str]]:
 
 def test_effector_is_the_only_service_call_site() -> None:
     sites = _service_call_sites()
-    assert [(path, attr) for path, _, attr in sites] == [("act/effector.py", "async_call")], sites
+    assert [(path, attr) for path, _, attr in sites] == [("effector.py", "async_call")], sites
     # It blocks and carries the turn's context.
     path, line, _ = sites[0]
     tree = ast.parse((ALTO_PACKAGE / path).read_text(encoding="utf-8"))
@@ -822,3 +822,25 @@ async def test_breadcrumb_survives_a_failed_follow_up(
     script.say("¦ok¦")
     await converse(hass, "and now?", result.conversation_id)
     assert has_breadcrumb(script.conversation_requests[-1])
+
+
+class TestSlowDevice:
+    """A device call is not a model call: no model timeout cancels it."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        return {"consent": {"lock": "autonomous"}, "request_timeout": 0.5}
+
+    @pytest.mark.usefixtures("front_door_exposed")
+    async def test_slow_lock_finishes_and_the_model_stays_available(
+        self, hass: HomeAssistant, script: Script, intents: list[Event]
+    ) -> None:
+        """A lock that takes longer than the model timeout still runs to the end."""
+        script.say("¤unlock the front door¤¦Unlocking it.¦")
+        script.propose("unlock the front door", call("lock.front_door", "unlock"))
+        with patch(f"{DEMO}.lock.LOCK_UNLOCK_DELAY", 1.0):
+            result = await converse(hass, "let me in")
+        assert speech(result) == "Unlocking it."
+        assert only(intents)["verdict"] == "executed"
+        assert hass.states.get("lock.front_door").state == "unlocked"
+        assert hass.states.get("binary_sensor.alto_model_available").state == "on"

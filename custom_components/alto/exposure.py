@@ -19,8 +19,8 @@ from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 
-from ..prompt import EntityLine
-from .model import ExposedEntity, Registry
+from .act.model import ExposedEntity, Registry
+from .prompt import EntityLine
 
 ASSISTANT = "conversation"
 

@@ -7,6 +7,7 @@ is never recorded as done.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,15 +19,16 @@ from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_call_later
 
-from ..const import DOMAIN, LOGGER
-from ..errors import async_translated
-from .confirm import parse_confirmation
+from .act.confirm import parse_confirmation
+from .act.executor import propose
+from .act.guard import validate_state_query, validate_tool_call
+from .act.model import CALL_SERVICE_TOOL, Proposal, Refusal, StateQuery, ValidatedCall
+from .act.tiers import READ_TIER, Tier, tier_for
+from .const import DOMAIN, LOGGER
 from .effector import async_execute
-from .executor import propose
+from .errors import async_translated
 from .exposure import ExposureIndex
-from .guard import validate_state_query, validate_tool_call
-from .model import CALL_SERVICE_TOOL, Proposal, Refusal, StateQuery, ValidatedCall
-from .tiers import READ_TIER, Tier, tier_for
+from .prompt import breadcrumb
 
 EVENT_INTENT_CAPTURED = "alto_intent_captured"
 CONFIRM_TIMEOUT_S = 60.0
@@ -82,15 +84,6 @@ class TurnContext:
     language: str
 
 
-def breadcrumb(call: ValidatedCall, name: str) -> str:
-    """The assistant-role note the next turns see after an effector success."""
-    data = f" with {dict(call.data)}" if call.data else ""
-    return (
-        f"Earlier this session Alto carried out: {call.domain}.{call.service} on {name} "
-        f"({call.entity_id}){data}."
-    )
-
-
 class ActionOrgan:
     """The only part of Alto that knows Home Assistant services exist."""
 
@@ -103,15 +96,17 @@ class ActionOrgan:
         client: ollama.AsyncClient,
         model: str,
         keep_alive: str,
+        timeout: float,
         tiers: Mapping[str, str],
     ) -> None:
-        """Bind to one config entry's client, model and consent tiers."""
+        """Bind to one config entry's client, model, model timeout and consent tiers."""
         self._hass = hass
         self._entry_id = entry_id
         self.index = index
         self._client = client
         self._model = model
         self._keep_alive = keep_alive
+        self._timeout = timeout
         self._tiers = dict(tiers)
         self._pending: dict[str, _Pending] = {}
 
@@ -173,15 +168,18 @@ class ActionOrgan:
 
     async def _handle(self, span: str, turn: TurnContext) -> Outcome:
         try:
-            proposal = await propose(
-                self._client,
-                model=self._model,
-                span=span,
-                area=self.index.area_of_device(turn.device_id),
-                registry=self.index.registry,
-                keep_alive=self._keep_alive,
-            )
-        except Exception as err:
+            # The executor's model call has its own timeout; the device call below has none of
+            # a model's: a slow lock is a slow lock, not a slow model.
+            async with asyncio.timeout(self._timeout):
+                proposal = await propose(
+                    self._client,
+                    model=self._model,
+                    span=span,
+                    area=self.index.area_of_device(turn.device_id),
+                    registry=self.index.registry,
+                    keep_alive=self._keep_alive,
+                )
+        except Exception as err:  # every executor failure is a refusal-like outcome, logged
             LOGGER.warning("Action executor call failed: %s", err)
             return Outcome(span, Verdict.FAILED, reason="executor_unavailable")
         if proposal is None:

@@ -1,0 +1,116 @@
+"""An entry's settings, read once at setup: the entry's data and options with their defaults.
+
+Options change only through the options flow, which reloads the entry, so one frozen object per
+setup is always current; nothing else reads `entry.data` or `entry.options` for a setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import CONF_API_KEY
+
+from .const import (
+    CONF_ACTION_MODEL,
+    CONF_ASSISTANT_NAME,
+    CONF_CHROMA_HOST,
+    CONF_CHROMA_PORT,
+    CONF_CONSENT,
+    CONF_EMBEDDING_MODEL,
+    CONF_GPU,
+    CONF_KEEP_ALIVE,
+    CONF_MAX_HISTORY,
+    CONF_MEMORY_MODE,
+    CONF_MODEL,
+    CONF_NUM_CTX,
+    CONF_PLAIN_REPLY_FALLBACK,
+    CONF_PROMPT,
+    CONF_REQUEST_TIMEOUT,
+    CONF_SURFACER_ENABLED,
+    CONF_SURFACER_MODEL,
+    CONF_SURFACER_RECALL,
+    CONF_SURFACER_WAIT,
+    CONF_URL,
+    DEFAULT_CHROMA_PORT,
+    DEFAULT_GPU,
+    DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_HISTORY,
+    DEFAULT_MEMORY_MODE,
+    DEFAULT_NUM_CTX,
+    DEFAULT_PLAIN_REPLY_FALLBACK,
+    DEFAULT_PROMPT,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SURFACER_ENABLED,
+    DEFAULT_SURFACER_RECALL,
+    DEFAULT_SURFACER_WAIT,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AltoSettings:
+    """Everything configurable about one entry; defaults where an option was never set."""
+
+    url: str
+    api_key: str | None = None
+    model: str
+    embedding_model: str
+    action_model: str  # the chat model unless one is chosen
+    surfacer_model: str  # the chat model unless one is chosen
+    prompt: str = DEFAULT_PROMPT
+    assistant_name: str | None = None
+    max_history: int = DEFAULT_MAX_HISTORY
+    num_ctx: int = DEFAULT_NUM_CTX
+    keep_alive_s: int = DEFAULT_KEEP_ALIVE
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    plain_reply_fallback: bool = DEFAULT_PLAIN_REPLY_FALLBACK
+    memory_mode: int = DEFAULT_MEMORY_MODE
+    chroma_host: str | None = None
+    chroma_port: int = DEFAULT_CHROMA_PORT
+    gpu: str = DEFAULT_GPU
+    surfacer_enabled: bool = DEFAULT_SURFACER_ENABLED
+    surfacer_recall: bool = DEFAULT_SURFACER_RECALL
+    surfacer_wait: float = DEFAULT_SURFACER_WAIT
+    consent: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def keep_alive(self) -> str:
+        """Ollama's keep_alive (seconds, with the unit Ollama requires)."""
+        return f"{self.keep_alive_s}s"
+
+    @classmethod
+    def from_entry(cls, entry: ConfigEntry[Any]) -> AltoSettings:
+        """Data and options of `entry` (options win), typed, with defaults."""
+        return cls.from_mapping({**entry.data, **entry.options})
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> AltoSettings:
+        """The settings in a mapping of config keys (the options flow's numbers are floats)."""
+        model = str(values[CONF_MODEL])
+        return cls(
+            url=str(values[CONF_URL]),
+            api_key=values.get(CONF_API_KEY) or None,
+            model=model,
+            embedding_model=str(values[CONF_EMBEDDING_MODEL]),
+            action_model=str(values.get(CONF_ACTION_MODEL) or model),
+            surfacer_model=str(values.get(CONF_SURFACER_MODEL) or model),
+            prompt=str(values.get(CONF_PROMPT, DEFAULT_PROMPT)),
+            assistant_name=values.get(CONF_ASSISTANT_NAME) or None,
+            max_history=int(values.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY)),
+            num_ctx=int(values.get(CONF_NUM_CTX, DEFAULT_NUM_CTX)),
+            keep_alive_s=int(values.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE)),
+            request_timeout=float(values.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)),
+            plain_reply_fallback=bool(
+                values.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK)
+            ),
+            memory_mode=int(values.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
+            chroma_host=values.get(CONF_CHROMA_HOST) or None,
+            chroma_port=int(values.get(CONF_CHROMA_PORT) or DEFAULT_CHROMA_PORT),
+            gpu=str(values.get(CONF_GPU, DEFAULT_GPU)),
+            surfacer_enabled=bool(values.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED)),
+            surfacer_recall=bool(values.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL)),
+            surfacer_wait=float(values.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
+            consent=dict(values.get(CONF_CONSENT) or {}),
+        )
