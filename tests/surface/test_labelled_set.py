@@ -1,7 +1,10 @@
-"""The verifier against the project's labelled renders: catch rate, false-drop rate, mode recall.
+"""The verifier against labelled renders: catch rate, false-drop rate, mode recall.
 
-The set was written before the verifier was tuned on it. `scripts/verifier_rates` prints the same
-figures as a table; `pytest -s` shows them here.
+Two sets. `labelled_renders.json` is the project's labelled set: the first 80 cases were written
+before the verifier was tuned on them, the polarity, swapped and quantifier cases (and ten faithful
+ones) were added with the structural check and are development cases. `heldout_renders.json` is
+fresh renders written for that check and committed before it was built; nothing was tuned on it.
+`scripts/verifier_rates` prints the same figures as tables; `pytest -s` shows them here.
 """
 
 from __future__ import annotations
@@ -12,10 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from custom_components.alto.surface.verify import verify_render
 
-SET = Path(__file__).with_name("labelled_renders.json")
-MODES = ("untraceable", "misattributed", "precise", "echo", "framing", "autobiography")
+LABELLED = Path(__file__).with_name("labelled_renders.json")
+HELD_OUT = Path(__file__).with_name("heldout_renders.json")
+SETS = (LABELLED, HELD_OUT)
+MODES = (
+    "untraceable",
+    "misattributed",
+    "precise",
+    "echo",
+    "framing",
+    "autobiography",
+    "polarity",
+    "swapped",
+    "quantifier",
+)
+STRUCTURAL = ("polarity", "swapped", "quantifier")
+FIELDS = {"id", "fragment", "utterance", "render", "label", "note"}
 
 
 @dataclass(frozen=True)
@@ -40,8 +59,8 @@ class Scores:
         return self.right_mode / self.failures
 
 
-def load() -> list[dict[str, Any]]:
-    return json.loads(SET.read_text(encoding="utf-8"))
+def load(path: Path = LABELLED) -> list[dict[str, Any]]:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def score(cases: list[dict[str, Any]]) -> Scores:
@@ -80,24 +99,42 @@ def report(scores: Scores) -> str:
     return "\n".join(lines)
 
 
-def test_set_is_well_formed() -> None:
-    cases = load()
-    labels = Counter(c["label"] for c in cases)
-    assert len(cases) >= 66
+@pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
+def test_cases_are_well_formed(path: Path) -> None:
+    cases = load(path)
     assert len({c["id"] for c in cases}) == len(cases)
+    for case in cases:
+        assert set(case) == FIELDS
+        assert case["label"] in {"faithful", *MODES}
+        assert all(isinstance(p, list) and p for p in case["fragment"].values())
+    labels = Counter(c["label"] for c in cases)
+    assert min(labels[m] for m in STRUCTURAL) >= 5
+    assert any(len(c["fragment"]) > 1 for c in cases if c["label"] == "faithful")
+    assert any(len(c["fragment"]) > 1 for c in cases if c["label"] in STRUCTURAL)
+
+
+def test_labelled_set_covers_every_mode() -> None:
+    cases = load(LABELLED)
+    labels = Counter(c["label"] for c in cases)
+    assert len(cases) >= 110
     assert set(labels) == {"faithful", *MODES}
     assert 0.25 <= labels["faithful"] / len(cases) <= 0.4
     assert min(labels[m] for m in MODES) >= 5
-    for case in cases:
-        assert set(case) == {"id", "fragment", "utterance", "render", "label", "note"}
-        assert all(isinstance(p, list) and p for p in case["fragment"].values())
-    assert any(len(c["fragment"]) > 1 for c in cases if c["label"] == "faithful")
     assert sum(len(c["fragment"]) > 1 for c in cases if c["label"] == "misattributed") >= 5
 
 
-def test_verifier_rates_on_the_labelled_set() -> None:
-    scores = score(load())
-    print("\n" + report(scores))
-    assert scores.catch_rate >= 0.9
-    assert scores.false_drop_rate <= 0.1
+def test_held_out_set_mixes_faithful_and_failing_renders() -> None:
+    cases = load(HELD_OUT)
+    labels = Counter(c["label"] for c in cases)
+    assert len(cases) >= 60
+    assert 0.3 <= labels["faithful"] / len(cases) <= 0.6
+    assert not {c["render"] for c in cases} & {c["render"] for c in load(LABELLED)}
+
+
+@pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
+def test_verifier_meets_its_targets(path: Path) -> None:
+    scores = score(load(path))
+    print(f"\n{path.name}\n{report(scores)}")
+    assert scores.catch_rate == 1.0
+    assert scores.false_drop_rate <= 0.05
     assert scores.mode_rate >= 0.8

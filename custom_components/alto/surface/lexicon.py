@@ -11,12 +11,12 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# Function words carry no recallable content, so they need no licence. Negations (not, no, never,
-# nobody, nothing), quantifiers (every, none, most) and temporal relations (before, after, during,
-# until, since, without) are deliberately absent: changing one changes the memory.
+# Function words carry no recallable content, so they need no licence. Negators and quantifiers
+# (below) and temporal relations (before, after, during, until, since) are deliberately absent:
+# changing one changes the memory.
 STOPWORDS = frozenset(
     _words("""
-    a an the this that these those some any each such
+    a an the this that these those such
     i me my mine myself we us our ours ourselves you your yours yourself yourselves
     he him his himself she her hers herself it its itself they them their theirs themselves
     who whom whose which what whatever someone somebody something
@@ -25,18 +25,63 @@ STOPWORDS = frozenset(
     to of in on at by for with from about into onto upon over under up down out off through
     around across along near than as per via between behind beside among within toward towards
     and or but so if because while whereas although though whether then also too
-    just very really quite rather there here now ever even how why where when all both
+    just very really quite rather there here now ever even how why where when
     """)
 )
 
-# Report and memory framing is form: "I recall", "Maria told me", "I think Maria mentioned".
-# Irregular forms are listed because the stemmer does not relate told/tell or thought/think.
-FRAMING_VERBS = frozenset(
+# Negators open a negated scope that runs to the end of their clause (across "or"/"nor", which
+# continue a negated list): every content word in it is negated, and the render must agree.
+NEGATORS = frozenset(_words("not never no nobody nothing none neither nor nowhere without"))
+# Quantifiers bind the next content word. A universal one may be left out ("every morning" ->
+# "in the morning" still says it happens each morning); a restricting one may not, since the render
+# would then claim more than the source ("some Sundays" -> "on Sundays"). Neither may be added or
+# changed. Frequency adverbs quantify over occasions and behave the same way.
+UNIVERSAL_QUANTIFIERS = frozenset(_words("every each all both any always"))
+RESTRICTING_QUANTIFIERS = frozenset(
+    _words("some several few many most sometimes usually often occasionally rarely seldom mostly")
+)
+QUANTIFIERS = UNIVERSAL_QUANTIFIERS | RESTRICTING_QUANTIFIERS
+# Quantifiers that float beside a coordinated subject ("Mia and Leo are both ...", "both Mia and
+# Leo"): they say the clause holds of each member, which is how the verifier already reads it.
+FLOATING_QUANTIFIERS = frozenset({"both", "all", "each"})
+
+# Words that open a fronted adjunct ("Every Sunday Maria swims", "On weekdays the heating comes
+# on"): a clause led by one may move that adjunct from the end of its phrase to the front.
+OPENERS = frozenset(
     _words("""
+    on in at by after before during until till since from over around throughout
+    every each most some last next this yesterday today tonight tomorrow once twice
+    usually always often sometimes
+    """)
+)
+
+# Extractive framing, the one place it is named: the words and phrases that say a thought is
+# remembered or reported ("I recall", "Maria told me", "as far as I remember") are form, so they
+# need no licence and take no part in a clause's alignment. One-word entries match anywhere (any
+# person may tell or mention); phrases match as whole word sequences, casefolded and with clitics
+# expanded the way the verifier reads them ("I'm" -> "i am"). Irregular forms are listed because
+# the stemmer does not relate told/tell or thought/think.
+FRAMING: tuple[str, ...] = (
+    *_words("""
     remember remembers remembered remembering recall recalls recalled recalling
     think thinks thought thinking know knows knew known knowing tell tells told telling
     say says said saying mention mentions mentioned mentioning hear hears heard hearing
-    """)
+    """),
+    "as far as i remember",
+    "as far as i recall",
+    "as far as i know",
+    "if i remember rightly",
+    "if i remember correctly",
+    "if i remember right",
+    "if i recall correctly",
+    "if i recall rightly",
+    "if memory serves",
+    "from what i remember",
+    "from what i recall",
+    "i seem to remember",
+    "i seem to recall",
+    "i believe",
+    "i gather",
 )
 
 FIRST_PERSON = frozenset({"i", "me", "my"})
@@ -83,6 +128,12 @@ NUMBER_WORDS: dict[str, str] = {
     "quarter": "quarter",
 }
 TENS = frozenset(_TENS)
+
+MONTHS = frozenset(
+    _words("""
+    january february march april may june july august september october november december
+    """)
+)
 
 # Irregular inflections to their base, applied to source and render alike before stemming, so that
 # "broke" traces to "break" the way "walking" traces to "walks".

@@ -1,9 +1,14 @@
 """The extractive verifier: the deterministic backstop behind the Surfacer's render.
 
 A render passes only when every content-bearing word traces to a licensed source phrase of the
-entity its clause is about. The check re-derives this from the same fragment the model saw, with
-no model in the loop, so it cannot be argued with; and it fails toward dropping: a verifier that
-cannot run returns a failing verdict rather than waving the render through.
+entity its clause is about, and when each clause, read as a sequence, points at one licensed
+phrase: its content words, negators and quantifiers included, occur in that phrase in the same
+order (gaps allowed) with the same polarity and the same quantifiers. Word tracing catches invented
+words; the alignment catches the source's own words given another meaning: a negation dropped or
+added, roles or values swapped ("Ana drives Ben" -> "Ben drives Ana"), a quantifier weakened
+("every Sunday" -> "some Sundays"). The check re-derives this from the same fragment the model
+saw, with no model in the loop, so it cannot be argued with; and it fails toward dropping: a
+verifier that cannot run returns a failing verdict rather than waving the render through.
 
 Words are segmented by Unicode word boundaries (UAX #29, via uniseg) so accents, apostrophes and
 decimal numbers split the way the standard says rather than the way a regex guesses. They are
@@ -11,25 +16,37 @@ casefolded and stemmed with the Snowball English stemmer: it is deterministic, p
 model or dictionary download, and folds the regular inflections an extractive render legitimately
 changes ("walks" -> "walking") while leaving different words different. Its over-stemming only
 ever matters within one small fragment. Irregular forms it cannot relate (told/tell, broke/break)
-go through a fixed table in `lexicon` first.
+go through a fixed table in `lexicon` first. Segmentation is the cost that matters (pure Python),
+so a licensed phrase is segmented and analysed once per process and the render once per call.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, TypeGuard
 
 import snowballstemmer
 from uniseg.wordbreak import words
 
 from . import lexicon as lx
 
-Mode = Literal["untraceable", "misattributed", "precise", "echo", "framing", "autobiography"]
+Mode = Literal[
+    "untraceable",
+    "misattributed",
+    "precise",
+    "echo",
+    "framing",
+    "autobiography",
+    "polarity",
+    "quantifier",
+    "swapped",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,21 +83,25 @@ class Token:
     end: int = 0
     capital: bool = False
     initial: bool = False  # first word of a sentence, where a capital says nothing about names
+    framing: bool = False  # part of extractive framing (`lexicon.FRAMING`): form, not content
 
 
 _Group = tuple[str, ...]
+_Names = tuple[tuple[str, tuple[str, ...]], ...]  # (entity, name key), hashable for the caches
 
 _STEMMER = snowballstemmer.stemmer("english")
 _STEM_LOCK = threading.Lock()  # Snowball stemmers keep per-call state on the instance
 _NUMBER = re.compile(r"(\d[\d,]*(?:[:/.\-]\d+)*)(st|nd|rd|th|am|pm)?")
 _CLOCK_DOT = re.compile(r"\d{1,2}\.\d{2}")
 _MERIDIEM = frozenset({"am", "pm"})
+_HYPHENS = frozenset({"-", "\u2010", "\u2011"})
+_SCOPE_CONTINUERS = frozenset({"or", "nor"})  # "not fish or meat": the negation covers both
 
 
 @lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     with _STEM_LOCK:
-        return _STEMMER.stemWord(lx.IRREGULAR.get(word, word))
+        return str(_STEMMER.stemWord(lx.IRREGULAR.get(word, word)))
 
 
 def _stems(forms: frozenset[str]) -> frozenset[str]:
@@ -92,6 +113,10 @@ _LIFE_VERBS = _stems(lx.LIFE_VERBS)
 _LIFE_STATES = _stems(lx.LIFE_STATES)
 _LIFE_NOUNS = _stems(lx.LIFE_NOUNS)
 _UNIT_WORDS = frozenset(w for w, v in lx.NUMBER_WORDS.items() if v.isdigit() and 0 < int(v) < 10)
+_FRAMING_WORDS = frozenset(f for f in lx.FRAMING if " " not in f)
+_FRAMING_PHRASES = tuple(
+    sorted((tuple(f.split()) for f in lx.FRAMING if " " in f), key=len, reverse=True)
+)
 
 
 def verify_render(
@@ -113,28 +138,19 @@ def _failures(fragment: object, render: object, utterance: object) -> list[Failu
     toks = tokens(render)
     if not any(t.kind == "word" for t in toks):
         return None
-    names = {name: _name_key(name) for name in fragment}
-    licences = _licences(fragment, names)
-    everywhere = frozenset().union(*licences.values())
-    echo = frozenset(t.key for t in tokens(utterance))
-    mention_at = _mentions(toks, names)
-    name_tokens = {k for i, (_, end) in mention_at.items() for k in range(i, end)}
-    scopes: dict[_Group | None, frozenset[str]] = {None: everywhere}
-    failures: list[Failure] = []
-    for i, group in enumerate(_attribute(toks, mention_at)):
-        tok = toks[i]
-        if i in name_tokens or not is_content(tok):
-            continue
-        if group not in scopes:
-            scopes[group] = frozenset.intersection(*(licences[e] for e in group))
-        mode = _judge(tok, scopes[group], everywhere, echo)
-        if mode is not None:
-            failures.append(Failure(mode, render[tok.start : tok.end]))
-    failures += _autobiography(toks, render)
-    return failures
+    names: _Names = tuple((name, _name_key(name)) for name in fragment)
+    spans = _spans(fragment, names)
+    licences = _licences(spans, [name for name, _ in names])
+    text = _read(toks, names)
+    groups = _attribute(text)
+    found = _word_failures(text, render, groups, licences, utterance)
+    failed = {i for i, _ in found}
+    found += _clause_failures(_sequences(text), render, groups, failed, spans)
+    found.sort(key=lambda item: toks[item[0]].start)  # render order, for the regenerate prompt
+    return [f for _, f in found] + _autobiography(toks, render)
 
 
-def _valid_fragment(fragment: object) -> bool:
+def _valid_fragment(fragment: object) -> TypeGuard[Mapping[str, Sequence[str]]]:
     return isinstance(fragment, Mapping) and all(
         isinstance(name, str)
         and isinstance(phrases, Sequence)
@@ -144,13 +160,43 @@ def _valid_fragment(fragment: object) -> bool:
     )
 
 
+def _word_failures(
+    text: _Read,
+    render: str,
+    groups: list[_Group | None],
+    licences: dict[str, frozenset[str]],
+    utterance: str,
+) -> list[tuple[int, Failure]]:
+    """Each content word traced to its clause's entities; failures with their token index."""
+    everywhere = frozenset().union(*licences.values())
+    name_tokens = {k for i, (_, end) in text.mention_at.items() for k in range(i, end)}
+    name_tokens |= text.floating
+    scopes: dict[_Group, frozenset[str]] = {}
+    echo: frozenset[str] | None = None  # the utterance is segmented only if a word fails to trace
+    found: list[tuple[int, Failure]] = []
+    for i, (tok, group) in enumerate(zip(text.toks, groups, strict=True)):
+        if i in name_tokens or not is_content(tok):
+            continue
+        if group is not None and group not in scopes:
+            scopes[group] = frozenset.intersection(*(licences[e] for e in group))
+        if tok.key in (everywhere if group is None else scopes[group]):
+            continue
+        if echo is None:
+            echo = frozenset(t.key for t in tokens(utterance))
+        found.append((i, Failure(_judge(tok, everywhere, echo), render[tok.start : tok.end])))
+    return found
+
+
 def tokens(text: str) -> list[Token]:
     """The words and numbers of `text` as the verifier sees them (shared with the Surfacer)."""
     toks: list[Token] = []
     initial = True
-    for start, piece in _pieces(text):
+    pieces = _pieces(text)
+    for n, (start, piece) in enumerate(pieces):
         end = start + len(piece)
         if not any(c.isalnum() for c in piece):
+            if _inside_word(pieces, n):
+                continue
             if "\n" in piece or any(c in lx.SENTENCE_PUNCT for c in piece):
                 toks.append(Token("sentence", start=start, end=end))
                 initial = True
@@ -162,11 +208,24 @@ def tokens(text: str) -> list[Token]:
         if number is not None:
             toks.append(Token("number", number, number, start, end, initial=initial))
         else:
-            for n, norm in enumerate(_split_clitics(folded)):
-                capital = n == 0 and piece[0].isupper()
+            for n_clitic, norm in enumerate(_split_clitics(folded)):
+                capital = n_clitic == 0 and piece[0].isupper()
                 toks.append(Token("word", norm, _stem(norm), start, end, capital, initial))
         initial = False
-    return _join_meridiem(toks)
+    return _mark_framing(_join_meridiem(toks))
+
+
+def _inside_word(pieces: list[tuple[int, str]], n: int) -> bool:
+    """A hyphen joining two words ("gluten-free") is part of a compound, not clause punctuation."""
+    if pieces[n][1] not in _HYPHENS or n == 0 or n + 1 == len(pieces):
+        return False
+    return pieces[n - 1][1][-1:].isalnum() and pieces[n + 1][1][:1].isalnum()
+
+
+@lru_cache(maxsize=4096)
+def _known_tokens(text: str) -> tuple[Token, ...]:
+    """`tokens` of a licensed phrase or entity name: these recur turn after turn, renders do not."""
+    return tuple(tokens(text))
 
 
 def _pieces(text: str) -> list[tuple[int, str]]:
@@ -236,17 +295,40 @@ def _join_meridiem(toks: list[Token]) -> list[Token]:
     return out
 
 
+def _mark_framing(toks: list[Token]) -> list[Token]:
+    """Flag the words of extractive framing, phrases first so "as far as I know" goes whole."""
+    out = list(toks)
+    i = 0
+    while i < len(toks):
+        length = _framing_at(toks, i)
+        for k in range(i, i + length):
+            out[k] = replace(toks[k], framing=True)
+        i += max(length, 1)
+    return out
+
+
+def _framing_at(toks: list[Token], i: int) -> int:
+    """How many tokens of extractive framing start at `i` (0 when none)."""
+    if toks[i].kind != "word":
+        return 0
+    for phrase in _FRAMING_PHRASES:
+        if tuple(t.norm for t in toks[i : i + len(phrase)]) == phrase:
+            return len(phrase)
+    return 1 if toks[i].norm in _FRAMING_WORDS else 0
+
+
+@lru_cache(maxsize=1024)
 def _name_key(name: str) -> tuple[str, ...]:
     """The keys a render must contain to mention an entity; a leading article is optional."""
-    keys = [(t.norm, t.key) for t in tokens(name) if t.kind in ("word", "number")]
+    keys = [(t.norm, t.key) for t in _known_tokens(name) if t.kind in ("word", "number")]
     while len(keys) > 1 and keys[0][0] in lx.DETERMINERS:
         keys.pop(0)
     return tuple(key for _, key in keys)
 
 
-def _mentions(toks: list[Token], names: dict[str, tuple[str, ...]]) -> dict[int, tuple[str, int]]:
+def _mentions(toks: Sequence[Token], names: _Names) -> dict[int, tuple[str, int]]:
     """Token index where a name starts -> (entity, index after it); longest name wins a position."""
-    by_length = sorted((k for k in names.items() if k[1]), key=lambda item: -len(item[1]))
+    by_length = sorted((k for k in names if k[1]), key=lambda item: -len(item[1]))
     found: dict[int, tuple[str, int]] = {}
     i = 0
     while i < len(toks):
@@ -260,50 +342,54 @@ def _mentions(toks: list[Token], names: dict[str, tuple[str, ...]]) -> dict[int,
     return found
 
 
-def _licences(
-    fragment: Mapping[str, Sequence[str]], names: dict[str, tuple[str, ...]]
-) -> dict[str, frozenset[str]]:
+def _licences(spans: Sequence[_Span], entities: Sequence[str]) -> dict[str, frozenset[str]]:
     """Each entity's traceable keys: its own phrases, and other entities' phrases naming it."""
-    keys: dict[str, set[str]] = {name: set() for name in fragment}
-    for owner, phrases in fragment.items():
-        for phrase in phrases:
-            toks = tokens(phrase)
-            phrase_keys = {t.key for t in toks if t.key}
-            keys[owner] |= phrase_keys
-            for named, _ in _mentions(toks, names).values():
-                keys[named] |= phrase_keys
+    keys: dict[str, set[str]] = {name: set() for name in entities}
+    for span in spans:
+        for entity in {span.owner} | span.named:
+            keys[entity] |= span.words
     return {name: frozenset(k) for name, k in keys.items()}
 
 
-def _attribute(toks: list[Token], mention_at: dict[int, tuple[str, int]]) -> list[_Group | None]:
-    """The entity group each token's clause is about.
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    """A clause: its words (token indices, names aside) and where each of its names starts."""
 
-    Clauses split at punctuation and clause conjunctions. A clause is about the names it mentions
-    (words before its first name belong to that name); one that mentions none continues the
-    previous clause's last name, as a pronoun would. Names joined by "and"/"or" form one group whose
-    every member the words must trace to. Tokens with nothing before them take the render's first
-    group; with no name anywhere the group is None, meaning any entity of the fragment.
+    words: tuple[int, ...]
+    named: tuple[tuple[int, _Group], ...]  # coordinated names ("Maria and Tom") form one group
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A text read against the fragment's names, once, for every check that follows."""
+
+    toks: tuple[Token, ...]
+    mention_at: dict[int, tuple[str, int]]  # where a name starts -> (entity, index after it)
+    clauses: tuple[_Clause, ...]
+    floating: frozenset[int]  # floating quantifiers of coordinated names ("both"), which are form
+
+
+def _read(toks: Sequence[Token], names: _Names) -> _Read:
+    mention_at = _mentions(toks, names)
+    return _Read(
+        tuple(toks),
+        mention_at,
+        tuple(_clauses(toks, mention_at)),
+        _floating(toks, mention_at),
+    )
+
+
+def _clauses(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> list[_Clause]:
+    """Split at punctuation and clause conjunctions; "and"/"or" between two names coordinates.
+
+    A fronted adjunct set off by a comma ("Every morning, Maria ...") stays with the clause it
+    modifies: on its own it would align anywhere and carry a value away from its clause.
     """
-    groups: list[_Group | None] = [None] * len(toks)
-    clause: list[int] = []
+    clauses: list[_Clause] = []
+    words_: list[int] = []
     named: list[tuple[int, _Group]] = []
-    carry: _Group | None = None
-    first: _Group | None = None
-
-    def close() -> None:
-        nonlocal carry, first
-        for i in clause:
-            before = [g for start, g in named if start < i]
-            groups[i] = before[-1] if before else (named[0][1] if named else carry)
-        if named:
-            carry = named[-1][1]
-            first = first or named[0][1]
-        clause.clear()
-        named.clear()
-
     i, coordinating = 0, False
     while i < len(toks):
-        tok = toks[i]
         if i in mention_at:
             entity, end = mention_at[i]
             if coordinating and named:
@@ -314,33 +400,61 @@ def _attribute(toks: list[Token], mention_at: dict[int, tuple[str, int]]) -> lis
             if i < len(toks) and toks[i].norm in lx.COORDINATORS and i + 1 in mention_at:
                 i, coordinating = i + 1, True
             continue
-        if tok.kind in ("clause", "sentence") or tok.norm in lx.CLAUSE_CONJUNCTIONS:
-            close()
+        if toks[i].kind == "clause" and not named and _opener_led(toks, words_):
+            pass  # the comma after a fronted adjunct
+        elif toks[i].kind in ("clause", "sentence") or toks[i].norm in lx.CLAUSE_CONJUNCTIONS:
+            if words_ or named:
+                clauses.append(_Clause(tuple(words_), tuple(named)))
+            words_, named = [], []
         else:
-            clause.append(i)
+            words_.append(i)
         i += 1
-    close()
+    if words_ or named:
+        clauses.append(_Clause(tuple(words_), tuple(named)))
+    return clauses
+
+
+def _attribute(text: _Read) -> list[_Group | None]:
+    """The entity group each token's clause is about.
+
+    A clause is about the names it mentions (words before its first name belong to that name); one
+    that mentions none continues the previous clause's last name, as a pronoun would. Names joined
+    by "and"/"or" form one group whose every member the words must trace to. Tokens with nothing
+    before them take the render's first group; with no name anywhere the group is None, meaning
+    any entity of the fragment.
+    """
+    groups: list[_Group | None] = [None] * len(text.toks)
+    carry: _Group | None = None
+    first: _Group | None = None
+    for clause in text.clauses:
+        for i in clause.words:
+            before = [g for start, g in clause.named if start < i]
+            groups[i] = before[-1] if before else (clause.named[0][1] if clause.named else carry)
+        if clause.named:
+            carry = clause.named[-1][1]
+            first = first or clause.named[0][1]
     return [g if g is not None or first is None else first for g in groups]
 
 
 def is_content(tok: Token) -> bool:
-    """Whether a token carries content (not a stopword or memory/report framing)."""
+    """Whether a token carries content (not a stopword, first person or extractive framing)."""
     if tok.kind == "number":
         return True
-    if tok.kind != "word" or tok.norm in lx.FIRST_PERSON:
+    if tok.kind != "word" or tok.framing or tok.norm in lx.FIRST_PERSON:
         return False
     if tok.capital and not tok.initial:  # a mid-sentence capital is a name even if it is "May"
         return True
-    return tok.norm not in lx.STOPWORDS and tok.norm not in lx.FRAMING_VERBS
+    return tok.norm not in lx.STOPWORDS
 
 
-def _judge(
-    tok: Token, licence: frozenset[str], everywhere: frozenset[str], echo: frozenset[str]
-) -> Mode | None:
-    if tok.key in licence:
-        return None
+def _judge(tok: Token, everywhere: frozenset[str], echo: frozenset[str]) -> Mode:
+    """Why a content word that its clause's entities do not license fails."""
     if tok.kind == "number" or (tok.capital and not tok.initial):
         return "precise"  # numbers, dates, times and names stay exact or are dropped
+    if tok.norm in lx.NEGATORS:
+        return "polarity"
+    if tok.norm in lx.QUANTIFIERS:
+        return "quantifier"
     if tok.key in everywhere:
         return "misattributed"
     if tok.key in _EVALUATIVE:
@@ -348,6 +462,409 @@ def _judge(
     if tok.key in echo:
         return "echo"
     return "untraceable"
+
+
+# The structural check. Each clause becomes a sequence of units (content words, numbers, dates,
+# entity mentions), each carrying its polarity and the quantifier bound to it; a render clause
+# must align with one licensed phrase's units in order.
+
+_Role = Literal["", "negator", "quantifier"]
+_Relaxed = frozenset[Literal["negation", "quantifier"]]
+_STRICT: _Relaxed = frozenset()
+_RELAXED_ROLE: dict[str, _Role] = {"negation": "negator", "quantifier": "quantifier"}
+_MENTION = "@"  # key prefix of a mention unit; no word key has it (UAX #29 words are alphanumeric)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """One item of a clause as the alignment compares it."""
+
+    key: str  # stem, number, "<month> <day>", or "@entity"; "" for a coordinated mention
+    role: _Role = ""
+    members: _Group = ()  # the entities of a coordinated mention ("Maria and Tom")
+    negated: bool = False  # inside a negator's scope
+    quant: str = ""  # the quantifier bound to this unit, as written
+    clause: int = 0  # which clause of its text the unit is in
+    first: bool = False  # first unit of its clause
+    subject: bool = False  # its clause names an entity of its own
+    start: int = 0  # character offsets in its text
+    end: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Seq:
+    """A clause's units, and whether it opens with a fronted adjunct ("Every Sunday, ...")."""
+
+    units: tuple[_Unit, ...]
+    fronted: bool
+    words: tuple[int, ...]  # the clause's token indices, names aside
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """A licensed phrase, analysed once: its owner, units, clauses and the keys it licenses."""
+
+    owner: str
+    units: tuple[_Unit, ...]  # coordinated mentions expanded, one unit per entity
+    clauses: tuple[tuple[int, int, bool], ...]  # (begin, end, fronted) ranges into `units`
+    keys: frozenset[str]  # unit keys, for a cheap "cannot align" test before the alignment
+    words: frozenset[str]  # every token key, for word tracing
+    named: frozenset[str]  # entities the phrase mentions
+
+
+def _spans(fragment: Mapping[str, Sequence[str]], names: _Names) -> list[_Span]:
+    return [
+        _span(phrase, owner, names) for owner, phrases in fragment.items() for phrase in phrases
+    ]
+
+
+@lru_cache(maxsize=4096)
+def _span(phrase: str, owner: str, names: _Names) -> _Span:
+    text = _read(_known_tokens(phrase), names)
+    units: list[_Unit] = []
+    ranges: list[tuple[int, int, bool]] = []
+    for seq in _sequences(text):
+        begin = len(units)
+        for unit in seq.units:
+            units += [replace(unit, key=_MENTION + m, members=()) for m in unit.members] or [unit]
+        ranges.append((begin, len(units), seq.fronted))
+    return _Span(
+        owner,
+        tuple(units),
+        tuple(ranges),
+        frozenset(u.key for u in units),
+        frozenset(t.key for t in text.toks if t.key),
+        frozenset(entity for entity, _ in text.mention_at.values()),
+    )
+
+
+def _sequences(text: _Read) -> list[_Seq]:
+    """The clauses as unit sequences; a clause with no units is left out."""
+    negated, quant = _scopes(text)
+    dates = _dates(text.toks)
+    seqs: list[_Seq] = []
+    for c, clause in enumerate(text.clauses):
+        units: list[_Unit] = []
+        taken: set[int] = set()
+        items = sorted([(i, ()) for i in clause.words] + list(clause.named))
+        for i, group in items:
+            if i in text.floating:
+                continue
+            unit = _unit(text, i, group, dates, taken)
+            if unit is not None:
+                units.append(replace(unit, negated=negated[i], quant=quant[i], clause=c))
+        if units:
+            subject = any(_is_name(u) for u in units)
+            units = [replace(u, first=n == 0, subject=subject) for n, u in enumerate(units)]
+            seqs.append(_Seq(tuple(units), _opener_led(text.toks, clause.words), clause.words))
+    return seqs
+
+
+def _unit(
+    text: _Read, i: int, group: _Group, dates: dict[int, tuple[str, int]], taken: set[int]
+) -> _Unit | None:
+    """The unit starting at token `i`, or None for a token that is not one (or already taken)."""
+    toks = text.toks
+    tok = toks[i]
+    if group:
+        end = text.mention_at[i][1]
+        if len(group) == 1 and end < len(toks) and toks[end].framing:
+            return None  # "Maria told me": the reporter is framing, not what the clause is about
+        key, members = (_MENTION + group[0], ()) if len(group) == 1 else ("", group)
+        return _Unit(key, members=members, start=tok.start, end=toks[end - 1].end)
+    if i in taken or not is_content(tok):
+        return None
+    if i in dates:
+        key, last = dates[i]
+        taken.add(last)
+        return _Unit(key, start=tok.start, end=toks[last].end)
+    role: _Role = (
+        "negator" if tok.norm in lx.NEGATORS else "quantifier" if tok.norm in lx.QUANTIFIERS else ""
+    )
+    return _Unit(tok.key, role, start=tok.start, end=tok.end)
+
+
+def _scopes(text: _Read) -> tuple[list[bool], list[str]]:
+    """Per token: whether a negator's scope covers it, and the quantifier bound to it.
+
+    A negator's scope runs to the end of its clause, across "or"/"nor"; a quantifier binds the next
+    content word or name ("some of the kids" binds "kids").
+    """
+    negated = [False] * len(text.toks)
+    quant = [""] * len(text.toks)
+    neg, pending = False, ""
+    for i, tok in enumerate(text.toks):
+        if tok.kind in ("clause", "sentence") or (
+            tok.norm in lx.CLAUSE_CONJUNCTIONS and tok.norm not in _SCOPE_CONTINUERS
+        ):
+            neg, pending = False, ""
+        elif i in text.mention_at or (is_content(tok) and i not in text.floating):
+            negated[i] = neg
+            if tok.norm in lx.NEGATORS:
+                neg = True
+            elif tok.norm in lx.QUANTIFIERS:
+                pending = tok.norm
+            else:
+                quant[i], pending = pending, ""
+    return negated, quant
+
+
+def _floating(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> frozenset[int]:
+    """Floating quantifiers of coordinated names: just before the first, just after the last, or
+    after one function word ("Mia and Leo are both"). Each member is checked on its own, which is
+    all they assert, so they are form."""
+    found: set[int] = set()
+    reach = 0  # where the last chain of coordinated names ended; its later members are inside it
+    for start in sorted(mention_at):
+        end = mention_at[start][1]
+        last = end
+        while (
+            last + 1 < len(toks) and toks[last].norm in lx.COORDINATORS and last + 1 in mention_at
+        ):
+            last = mention_at[last + 1][1]
+        if start < reach or last == end:
+            continue
+        reach = last
+        after = last + 1 if last < len(toks) and toks[last].norm in lx.STOPWORDS else last
+        found |= {
+            k
+            for k in (start - 1, last, after)
+            if 0 <= k < len(toks) and toks[k].norm in lx.FLOATING_QUANTIFIERS
+        }
+    return frozenset(found)
+
+
+def _dates(toks: Sequence[Token]) -> dict[int, tuple[str, int]]:
+    """Day and month as one unit however they are ordered: "March 3", "the 3rd of March"."""
+    found: dict[int, tuple[str, int]] = {}
+    i = 0
+    while i < len(toks):
+        if _is_month(toks[i]):
+            j = _skip_words(toks, i + 1, frozenset({"the"}))
+            if j < len(toks) and _is_day(toks[j]):
+                found[i] = (f"{toks[i].norm} {toks[j].norm}", j)
+                i = j
+        elif _is_day(toks[i]):
+            j = _skip_words(toks, i + 1, frozenset({"of", "the"}))
+            if j < len(toks) and _is_month(toks[j]):
+                found[i] = (f"{toks[j].norm} {toks[i].norm}", j)
+                i = j
+        i += 1
+    return found
+
+
+def _is_month(tok: Token) -> bool:
+    # "may" is a month only with its capital; otherwise it is the modal
+    return tok.kind == "word" and tok.norm in lx.MONTHS and (tok.norm != "may" or tok.capital)
+
+
+def _is_day(tok: Token) -> bool:
+    return tok.kind == "number" and tok.norm.isdigit() and 1 <= int(tok.norm) <= 31
+
+
+def _skip_words(toks: Sequence[Token], j: int, fillers: frozenset[str]) -> int:
+    while j < len(toks) and toks[j].kind == "word" and toks[j].norm in fillers:
+        j += 1
+    return j
+
+
+def _opener_led(toks: Sequence[Token], words_: Sequence[int]) -> bool:
+    """Whether an adjunct opener ("on", "every", "yesterday") comes before any other content."""
+    for i in words_:
+        if toks[i].norm in lx.OPENERS and not toks[i].framing:
+            return True
+        if is_content(toks[i]):
+            return False
+    return False
+
+
+def _clause_failures(
+    seqs: Sequence[_Seq],
+    render: str,
+    groups: list[_Group | None],
+    failed: set[int],
+    spans: Sequence[_Span],
+) -> list[tuple[int, Failure]]:
+    """Clauses whose words all trace but that no single licensed phrase says in that order."""
+    found: list[tuple[int, Failure]] = []
+    for seq in seqs:
+        if any(i in failed for i in seq.words) or all(_is_name(u) for u in seq.units):
+            continue  # already failed word by word, or only names: nothing to misalign
+        group = groups[seq.words[0]]  # words exist: a clause of names alone was skipped
+        text = render[seq.units[0].start : seq.units[-1].end]
+        found += [(seq.words[0], Failure(m, text)) for m in _misaligned(seq, group, spans)]
+    return found
+
+
+def _is_name(unit: _Unit) -> bool:
+    return bool(unit.members) or unit.key.startswith(_MENTION)
+
+
+def _misaligned(seq: _Seq, group: _Group | None, spans: Sequence[_Span]) -> tuple[Mode, ...]:
+    """() when the clause aligns; else why: what relaxing polarity or quantifiers would fix."""
+    if _aligned(seq, group, spans, _STRICT):
+        return ()
+    for relaxed, modes in _DIAGNOSES:
+        if _aligned(
+            _without(seq, relaxed), group, [_span_without(s, relaxed) for s in spans], relaxed
+        ):
+            return modes
+    return ("swapped",)
+
+
+_DIAGNOSES: tuple[tuple[_Relaxed, tuple[Mode, ...]], ...] = (
+    (frozenset({"negation"}), ("polarity",)),
+    (frozenset({"quantifier"}), ("quantifier",)),
+    (frozenset({"negation", "quantifier"}), ("polarity", "quantifier")),
+)
+
+
+def _aligned(seq: _Seq, group: _Group | None, spans: Sequence[_Span], relaxed: _Relaxed) -> bool:
+    """Every reading of the clause aligns with some licensed phrase.
+
+    A coordinated mention is read once per member ("Maria and Tom are allergic" must hold of each).
+    A clause that names nobody is about its attributed group, every member of which needs a phrase
+    of its own; with no group, any phrase may license it.
+    """
+    readings = _readings(seq.units)
+    if any(u.key.startswith(_MENTION) for u in readings[0]):
+        return all(any(_fits(r, s, seq.fronted, relaxed) for s in spans) for r in readings)
+    owners: Sequence[str | None] = group or (None,)
+    return all(
+        any(_fits(readings[0], s, seq.fronted, relaxed) for s in spans if _about(s, owner))
+        for owner in owners
+    )
+
+
+def _readings(units: tuple[_Unit, ...]) -> list[tuple[_Unit, ...]]:
+    options = [
+        [replace(u, key=_MENTION + m, members=()) for m in u.members] if u.members else [u]
+        for u in units
+    ]
+    return list(itertools.product(*options))
+
+
+def _about(span: _Span, owner: str | None) -> bool:
+    return owner is None or span.owner == owner or owner in span.named
+
+
+def _fits(units: Sequence[_Unit], span: _Span, fronted: bool, relaxed: _Relaxed) -> bool:
+    """Whether the clause's units align with this phrase, straight or with an adjunct fronted.
+
+    A mention of the phrase's owner may go unmatched when the phrase does not name its owner ("the
+    car is due for its MOT" kept under Maria); any other mention must align like a word.
+    """
+    own = _MENTION + span.owner
+    units = [u for u in units if u.key != own or own in span.keys]
+    if not {u.key for u in units} <= span.keys:
+        return False
+    match = _matcher(relaxed)
+    return _in_order(units, span.units, match) or _refronted(units, span, fronted, match)
+
+
+def _matcher(relaxed: _Relaxed) -> Callable[[_Unit, _Unit], bool]:
+    """Same key and polarity, and a quantifier the source's allows, unless that part is relaxed."""
+    check_negation = "negation" not in relaxed
+    check_quantifier = "quantifier" not in relaxed
+
+    def match(rendered: _Unit, source: _Unit) -> bool:
+        if rendered.key != source.key:
+            return False
+        if check_negation and rendered.negated != source.negated:
+            return False
+        return (
+            not check_quantifier
+            or rendered.quant == source.quant
+            or (not rendered.quant and source.quant in lx.UNIVERSAL_QUANTIFIERS)
+        )
+
+    return match
+
+
+def _in_order(
+    units: Sequence[_Unit], source: Sequence[_Unit], match: Callable[[_Unit, _Unit], bool]
+) -> bool:
+    """Order-preserving match with gaps, where a gap may leave a source clause only to enter a
+    later clause at its first unit, and a clause with a subject of its own only at that name.
+
+    So "football on Tuesday and piano on Thursday" never yields "football on Thursday", and "on
+    Fridays Jo runs" lends "Fridays" to nothing Jo does elsewhere, while "apples, pears and plums"
+    still yields "pears".
+    """
+    ends = [-1]
+    for unit in units:
+        ends = [
+            k
+            for k, candidate in enumerate(source)
+            if match(unit, candidate)
+            and any(j < k and (j < 0 or _continues(source[j], candidate)) for j in ends)
+        ]
+        if not ends:
+            return False
+    return True
+
+
+def _continues(previous: _Unit, candidate: _Unit) -> bool:
+    if candidate.clause == previous.clause:
+        return True
+    return candidate.first and (not candidate.subject or _is_name(candidate))
+
+
+def _refronted(
+    units: Sequence[_Unit], span: _Span, fronted: bool, match: Callable[[_Unit, _Unit], bool]
+) -> bool:
+    """An adjunct moved to the front of the render clause, or from the front of a source clause.
+
+    The moved part holds no name, and the rest of the alignment still keeps each value in its own
+    source clause, so neither a subject nor another clause's value can travel with it.
+    """
+    if fronted and any(
+        _in_order([*units[k:], *units[:k]], span.units, match) for k in _cuts(units)
+    ):
+        return True
+    return any(
+        _in_order(units, _moved(span.units, begin, end, k), match)
+        for begin, end, source_fronted in span.clauses
+        if source_fronted
+        for k in _cuts(span.units[begin:end])
+    )
+
+
+def _moved(units: Sequence[_Unit], begin: int, end: int, k: int) -> list[_Unit]:
+    """The source units with the first `k` of clause `begin:end` moved to that clause's end."""
+    clause = [*units[begin + k : end], *units[begin : begin + k]]
+    clause = [replace(u, first=n == 0) for n, u in enumerate(clause)]
+    return [*units[:begin], *clause, *units[end:]]
+
+
+def _cuts(units: Sequence[_Unit]) -> range:
+    """How many leading units a fronted adjunct may span: at least one, up to the first name,
+    and never the whole clause."""
+    names = [k for k, u in enumerate(units) if _is_name(u)]
+    return range(1, min([len(units) - 1, *names]) + 1)
+
+
+def _without(seq: _Seq, relaxed: _Relaxed) -> _Seq:
+    return replace(seq, units=_drop(seq.units, relaxed))
+
+
+def _span_without(span: _Span, relaxed: _Relaxed) -> _Span:
+    units = _drop(span.units, relaxed)
+    ranges = []
+    for c, (_, _, fronted) in enumerate(span.clauses):
+        members = [k for k, u in enumerate(units) if u.clause == c]
+        if members:
+            ranges.append((members[0], members[-1] + 1, fronted))
+    return replace(span, units=units, clauses=tuple(ranges), keys=frozenset(u.key for u in units))
+
+
+def _drop(units: tuple[_Unit, ...], relaxed: _Relaxed) -> tuple[_Unit, ...]:
+    """The units without the roles being relaxed, each clause's new first unit marked first."""
+    roles = {_RELAXED_ROLE[part] for part in relaxed}
+    kept = [u for u in units if u.role not in roles]
+    return tuple(
+        replace(u, first=k == 0 or kept[k - 1].clause != u.clause) for k, u in enumerate(kept)
+    )
 
 
 def _autobiography(toks: list[Token], render: str) -> list[Failure]:
