@@ -10,15 +10,15 @@ import pytest
 from homeassistant.util.ssl import get_default_context
 
 from custom_components.alto import model_client
-from custom_components.alto.model_client import ModelFailure, classify, make_client
+from custom_components.alto.model_client import ModelFailure, classify_failure, make_client
 
 
 def test_classify_sees_the_httpx_that_ollama_raises() -> None:
     """If httpx were aliased (HA 2026.9+ can alias it to httpx2), both must agree on the module."""
     ollama_httpx = vars(__import__("ollama._client", fromlist=["httpx"]))["httpx"]
     assert ollama_httpx is model_client.httpx is httpx
-    assert classify(ollama_httpx.ConnectError("refused")) is ModelFailure.UNREACHABLE
-    assert classify(ollama_httpx.ReadTimeout("slow")) is ModelFailure.TIMEOUT
+    assert classify_failure(ollama_httpx.ConnectError("refused")) is ModelFailure.UNREACHABLE
+    assert classify_failure(ollama_httpx.ReadTimeout("slow")) is ModelFailure.TIMEOUT
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_classify_sees_the_httpx_that_ollama_raises() -> None:
 )
 def test_response_errors_by_status(status: int, failure: ModelFailure) -> None:
     """A refused key is its own failure, so HA can ask for a new one."""
-    assert classify(ollama.ResponseError("x", status)) is failure
+    assert classify_failure(ollama.ResponseError("x", status)) is failure
 
 
 async def test_client_uses_home_assistants_ssl_context_and_the_key() -> None:

@@ -22,7 +22,7 @@ from homeassistant.helpers.event import async_call_later
 from .act.confirm import parse_confirmation
 from .act.executor import propose
 from .act.guard import validate_state_query, validate_tool_call
-from .act.model import CALL_SERVICE_TOOL, Proposal, Refusal, StateQuery, ValidatedCall
+from .act.model import CALL_SERVICE_TOOL, GuardRefusal, Proposal, StateQuery, ValidatedCall
 from .act.tiers import READ_TIER, Tier, tier_for
 from .const import DOMAIN, LOGGER
 from .effector import async_execute
@@ -34,7 +34,7 @@ EVENT_INTENT_CAPTURED = "alto_intent_captured"
 CONFIRM_TIMEOUT_S = 60.0
 
 
-class Verdict(StrEnum):
+class IntentVerdict(StrEnum):
     """How a captured span ended; also the event types of `event.alto_intents`."""
 
     EXECUTED = "executed"
@@ -51,11 +51,11 @@ def signal_intent(entry_id: str) -> str:
 
 
 @dataclass(slots=True)
-class Outcome:
+class SpanOutcome:
     """What became of one span."""
 
     span: str
-    verdict: Verdict
+    verdict: IntentVerdict
     entity_id: str | None = None
     service: str | None = None
     tier: Tier | None = None
@@ -125,14 +125,14 @@ class ActionOrgan:
             return READ_TIER
         return tier_for(entity, self._tiers)
 
-    def check(self, proposal: Proposal) -> ValidatedCall | StateQuery | Refusal:
+    def check(self, proposal: Proposal) -> ValidatedCall | StateQuery | GuardRefusal:
         """Guard a raw proposal against the current registry (no execution)."""
         registry = self.index.registry
         if proposal.tool == CALL_SERVICE_TOOL:
             return validate_tool_call(registry, proposal)
         return validate_state_query(registry, proposal)
 
-    async def async_handle_spans(self, spans: list[str], turn: TurnContext) -> list[Outcome]:
+    async def async_handle_spans(self, spans: list[str], turn: TurnContext) -> list[SpanOutcome]:
         """Dispatch every span of one reply; never raises."""
         outcomes = []
         for span in spans:
@@ -140,12 +140,14 @@ class ActionOrgan:
                 outcome = await self._handle(span, turn)
             except Exception as err:
                 LOGGER.exception("Action organ failed on a span")
-                outcome = Outcome(span, Verdict.FAILED, reason=f"organ_error: {err}"[:200])
+                outcome = SpanOutcome(
+                    span, IntentVerdict.FAILED, reason=f"organ_error: {err}"[:200]
+                )
             self._fire(outcome, turn.conversation_id, turn.context.user_id)
             outcomes.append(outcome)
         return outcomes
 
-    async def async_resolve_pending(self, text: str, turn: TurnContext) -> Outcome | None:
+    async def async_resolve_pending(self, text: str, turn: TurnContext) -> SpanOutcome | None:
         """The user's next utterance confirms or declines a held call; None if none is held."""
         pending = self._pending.pop(turn.conversation_id, None)
         if pending is None:
@@ -153,20 +155,20 @@ class ActionOrgan:
         if pending.cancel_timeout:
             pending.cancel_timeout()
         call = pending.call
-        outcome = Outcome(
-            pending.span, Verdict.DECLINED, call.entity_id, call.service, pending.tier
+        outcome = SpanOutcome(
+            pending.span, IntentVerdict.DECLINED, call.entity_id, call.service, pending.tier
         )
         if parse_confirmation(text, turn.language) is not True:
             outcome.reason = "not_confirmed"
         elif (failure := await async_execute(self._hass, call, turn.context)) is not None:
-            outcome.verdict, outcome.reason = Verdict.FAILED, failure
+            outcome.verdict, outcome.reason = IntentVerdict.FAILED, failure
         else:
-            outcome.verdict = Verdict.CONFIRMED
+            outcome.verdict = IntentVerdict.CONFIRMED
             outcome.breadcrumb = breadcrumb(call, self._name(call.entity_id))
         self._fire(outcome, turn.conversation_id, turn.context.user_id)
         return outcome
 
-    async def _handle(self, span: str, turn: TurnContext) -> Outcome:
+    async def _handle(self, span: str, turn: TurnContext) -> SpanOutcome:
         try:
             # The executor's model call has its own timeout; the device call below has none of
             # a model's: a slow lock is a slow lock, not a slow model.
@@ -181,37 +183,39 @@ class ActionOrgan:
                 )
         except Exception as err:  # every executor failure is a refusal-like outcome, logged
             LOGGER.warning("Action executor call failed: %s", err)
-            return Outcome(span, Verdict.FAILED, reason="executor_unavailable")
+            return SpanOutcome(span, IntentVerdict.FAILED, reason="executor_unavailable")
         if proposal is None:
-            return Outcome(span, Verdict.REFUSED, reason="no_action")
-        if isinstance(proposal, Refusal):
-            return Outcome(span, Verdict.REFUSED, reason=proposal.reason.value)
+            return SpanOutcome(span, IntentVerdict.REFUSED, reason="no_action")
+        if isinstance(proposal, GuardRefusal):
+            return SpanOutcome(span, IntentVerdict.REFUSED, reason=proposal.reason.value)
         checked = self.check(proposal)
-        if isinstance(checked, Refusal):
+        if isinstance(checked, GuardRefusal):
             # The entity is named only once the registry resolved it: an automation filtering
             # on entity_id must never be steered by the model's raw text.
             resolved = self.index.registry.resolve(str(proposal.arguments.get("entity", "")))
-            return Outcome(
+            return SpanOutcome(
                 span,
-                Verdict.REFUSED,
-                entity_id=None if isinstance(resolved, Refusal) else resolved.entity_id,
+                IntentVerdict.REFUSED,
+                entity_id=None if isinstance(resolved, GuardRefusal) else resolved.entity_id,
                 reason=checked.reason.value,
             )
         tier = self.tier_of(checked)
         if isinstance(checked, StateQuery):
             state = self._hass.states.get(checked.entity_id)
-            return Outcome(
+            return SpanOutcome(
                 span,
-                Verdict.EXECUTED,
+                IntentVerdict.EXECUTED,
                 checked.entity_id,
                 "get_device_state",
                 tier,
                 state=_describe(state.state, state.attributes) if state else "unknown",
             )
-        outcome = Outcome(span, Verdict.EXECUTED, checked.entity_id, checked.service, tier)
+        outcome = SpanOutcome(
+            span, IntentVerdict.EXECUTED, checked.entity_id, checked.service, tier
+        )
         if tier is Tier.CONFIRM_FIRST:
             self._hold(checked, span, tier, turn)
-            outcome.verdict = Verdict.AWAITING_CONFIRMATION
+            outcome.verdict = IntentVerdict.AWAITING_CONFIRMATION
             outcome.question = await async_translated(
                 self._hass,
                 turn.language,
@@ -220,7 +224,7 @@ class ActionOrgan:
             )
             return outcome
         if (failure := await async_execute(self._hass, checked, turn.context)) is not None:
-            outcome.verdict, outcome.reason = Verdict.FAILED, failure
+            outcome.verdict, outcome.reason = IntentVerdict.FAILED, failure
             return outcome
         outcome.breadcrumb = breadcrumb(checked, self._name(checked.entity_id))
         if tier is Tier.ACT_AND_NOTIFY:
@@ -243,9 +247,9 @@ class ActionOrgan:
             if previous.cancel_timeout:
                 previous.cancel_timeout()
             self._fire(
-                Outcome(
+                SpanOutcome(
                     previous.span,
-                    Verdict.DECLINED,
+                    IntentVerdict.DECLINED,
                     previous.call.entity_id,
                     previous.call.service,
                     previous.tier,
@@ -261,7 +265,9 @@ class ActionOrgan:
             if self._pending.get(conversation_id) is pending:
                 del self._pending[conversation_id]
                 self._fire(
-                    Outcome(span, Verdict.DECLINED, call.entity_id, call.service, tier, "timeout"),
+                    SpanOutcome(
+                        span, IntentVerdict.DECLINED, call.entity_id, call.service, tier, "timeout"
+                    ),
                     conversation_id,
                     pending.user_id,
                 )
@@ -273,7 +279,7 @@ class ActionOrgan:
         entity = self.index.registry.get(entity_id)
         return entity.name if entity else entity_id
 
-    def _fire(self, outcome: Outcome, conversation_id: str, user_id: str | None) -> None:
+    def _fire(self, outcome: SpanOutcome, conversation_id: str, user_id: str | None) -> None:
         data = {
             "verdict": outcome.verdict.value,
             "span": outcome.span,

@@ -71,7 +71,7 @@ from .const import (
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
-from .model_client import ModelFailure, classify, close_client, list_models, make_client
+from .model_client import ModelFailure, classify_failure, close_client, list_models, make_client
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 TITLE = "Alto"
@@ -89,7 +89,7 @@ async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
             models = await list_models(client)
     except Exception as err:  # every failure is an answer for the form, none is raised
         LOGGER.debug("Probing the Ollama server failed: %s", type(err).__name__)
-        refused = classify(err) is ModelFailure.UNAUTHORIZED
+        refused = classify_failure(err) is ModelFailure.UNAUTHORIZED
         return [], "invalid_auth" if refused else "cannot_connect"
     finally:
         await close_client(client)

@@ -20,7 +20,7 @@ from .action_organ import ActionOrgan
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
 from .memory_organ import MemoryOrgan
-from .model_client import ModelFailure, ServedModel, classify, list_models
+from .model_client import ModelFailure, ServedModel, classify_failure, list_models
 from .settings import AltoSettings
 from .thoughts import ThoughtOrgan
 
@@ -63,7 +63,7 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
             async with asyncio.timeout(PROBE_TIMEOUT):
                 models = await list_models(self.client)
         except Exception as err:
-            failure = classify(err)
+            failure = classify_failure(err)
             if failure is None:  # not a model failure: let the coordinator log it
                 raise
             if failure is ModelFailure.UNAUTHORIZED:  # HA starts the reauth flow
@@ -85,6 +85,6 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
     @callback
     def async_turn_failed(self, err: Exception) -> None:
         """A model call failed: show it at once rather than at the next poll."""
-        if classify(err) is ModelFailure.UNAUTHORIZED:
+        if classify_failure(err) is ModelFailure.UNAUTHORIZED:
             self.config_entry.async_start_reauth(self.hass)
         self.async_set_update_error(err)

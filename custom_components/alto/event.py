@@ -9,7 +9,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
-from .action_organ import Verdict, signal_intent
+from .action_organ import IntentVerdict, signal_intent
 from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
 
@@ -31,7 +31,7 @@ class IntentsEvent(AltoEntity, EventEntity):
     def __init__(self, entry: AltoConfigEntry) -> None:
         """One per config entry."""
         super().__init__(entry, "intents")
-        self._attr_event_types = [v.value for v in Verdict]
+        self._attr_event_types = [v.value for v in IntentVerdict]
 
     async def async_added_to_hass(self) -> None:
         """Listen to the action organ."""

@@ -69,7 +69,7 @@ async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:
     return sorted(models, key=lambda m: m.name)
 
 
-def classify(err: BaseException) -> ModelFailure | None:
+def classify_failure(err: BaseException) -> ModelFailure | None:
     """Map an exception raised by a model call to a failure class, or None if unexpected."""
     if isinstance(err, TimeoutError | httpx.TimeoutException):
         return ModelFailure.TIMEOUT

@@ -11,7 +11,7 @@ from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util.ulid import ulid_now
 
-from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, Proposal, Refusal
+from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, GuardRefusal, Proposal
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
@@ -128,7 +128,7 @@ async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
     entry = loaded_entry(call.hass, call.data.get(ATTR_ENTRY_ID))
     organ = entry.runtime_data.organ
     checked = organ.check(Proposal(call.data["tool"], call.data["arguments"]))
-    if isinstance(checked, Refusal):
+    if isinstance(checked, GuardRefusal):
         return {"verdict": "refused", "reason": checked.reason.value, "call": None, "tier": None}
     tier = organ.tier_of(checked)
     if call.data["tool"] == STATE_QUERY_TOOL:

@@ -25,14 +25,14 @@ from homeassistant.helpers import template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
-from .action_organ import Outcome, TurnContext
+from .action_organ import SpanOutcome, TurnContext
 from .channel.admission import admit
 from .channel.markers import MarkerChannel
 from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
-from .model_client import ModelFailure, classify
+from .model_client import ModelFailure, classify_failure
 from .prompt import device_states, system_prompt
 
 type Messages = list[dict[str, str]]
@@ -180,7 +180,7 @@ async def _speak(
         async with asyncio.timeout(runtime.settings.request_timeout):
             await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel))
     except Exception as err:  # classified below; an unexpected error is logged with its trace
-        failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify(err)
+        failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify_failure(err)
         if failure is None:
             LOGGER.exception("Unexpected error in a model call")
             failure = ModelFailure.SERVER_ERROR
@@ -251,7 +251,7 @@ def _result(
     return result
 
 
-def _breadcrumbs(outcomes: list[Outcome]) -> list[BufferEntry]:
+def _breadcrumbs(outcomes: list[SpanOutcome]) -> list[BufferEntry]:
     """Assistant notes of what the effector carried out (its successes only)."""
     return [BufferEntry("assistant", o.breadcrumb, "breadcrumb") for o in outcomes if o.breadcrumb]
 
@@ -263,7 +263,7 @@ async def _failed(
     chat_log: conversation.ChatLog,
     *,
     failure: ModelFailure,
-    outcomes: list[Outcome],
+    outcomes: list[SpanOutcome],
 ) -> conversation.ConversationResult:
     """A model call failed: say so; what the effector already did is still recorded."""
     _trace({"failure": failure.value})

@@ -18,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from custom_components.alto.act.guard import validate_state_query, validate_tool_call
-from custom_components.alto.act.model import ExposedEntity, Proposal, Refusal, Registry
+from custom_components.alto.act.model import ExposedEntity, GuardRefusal, Proposal, Registry
 
 SIZES = (50, 2000)
 REPEATS = 200
@@ -93,9 +93,9 @@ def proposals(registry: Registry, rng: random.Random) -> tuple[list[Any], list[A
             )
         )
     for validate, proposal in valid:
-        assert not isinstance(validate(registry, proposal), Refusal), proposal
+        assert not isinstance(validate(registry, proposal), GuardRefusal), proposal
     for validate, proposal in refused:
-        assert isinstance(validate(registry, proposal), Refusal), proposal
+        assert isinstance(validate(registry, proposal), GuardRefusal), proposal
     return valid, refused
 
 

@@ -16,7 +16,7 @@ from custom_components.alto.act.allowlist import (
     check_data,
     services_for,
 )
-from custom_components.alto.act.model import Reason, Refusal
+from custom_components.alto.act.model import GuardReason, GuardRefusal
 
 EXPECTED_SERVICES = {
     "light": {"turn_on", "turn_off", "toggle"},
@@ -161,17 +161,23 @@ def test_check_data_cleans_values() -> None:
 @pytest.mark.parametrize(
     ("spec", "data", "code"),
     [
-        (_light_on(), {"flash": "long"}, Reason.BAD_DATA_KEY),
-        (_light_on(), {1: 2}, Reason.BAD_DATA_KEY),
-        (_light_on(), {"brightness": 10, "brightness_pct": 10}, Reason.BAD_DATA_KEY),
-        (_light_on(), {"color_temp_kelvin": 3000, "rgb_color": [1, 2, 3]}, Reason.BAD_DATA_KEY),
-        (ALLOWLIST["cover"]["set_cover_position"], {}, Reason.BAD_DATA_KEY),
-        (ALLOWLIST["light"]["turn_off"], {"brightness": 0}, Reason.BAD_DATA_KEY),
-        (_light_on(), {"brightness": 256}, Reason.BAD_DATA_VALUE),
-        (_light_on(), {"brightness_pct": True}, Reason.BAD_DATA_VALUE),
+        (_light_on(), {"flash": "long"}, GuardReason.BAD_DATA_KEY),
+        (_light_on(), {1: 2}, GuardReason.BAD_DATA_KEY),
+        (_light_on(), {"brightness": 10, "brightness_pct": 10}, GuardReason.BAD_DATA_KEY),
+        (
+            _light_on(),
+            {"color_temp_kelvin": 3000, "rgb_color": [1, 2, 3]},
+            GuardReason.BAD_DATA_KEY,
+        ),
+        (ALLOWLIST["cover"]["set_cover_position"], {}, GuardReason.BAD_DATA_KEY),
+        (ALLOWLIST["light"]["turn_off"], {"brightness": 0}, GuardReason.BAD_DATA_KEY),
+        (_light_on(), {"brightness": 256}, GuardReason.BAD_DATA_VALUE),
+        (_light_on(), {"brightness_pct": True}, GuardReason.BAD_DATA_VALUE),
     ],
 )
-def test_check_data_refusals(spec: ServiceSpec, data: dict[object, object], code: Reason) -> None:
+def test_check_data_refusals(
+    spec: ServiceSpec, data: dict[object, object], code: GuardReason
+) -> None:
     result = check_data(spec, data, {})  # type: ignore[arg-type]
-    assert isinstance(result, Refusal)
+    assert isinstance(result, GuardRefusal)
     assert result.reason is code

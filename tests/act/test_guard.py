@@ -10,9 +10,9 @@ import pytest
 from custom_components.alto.act.guard import validate_state_query, validate_tool_call
 from custom_components.alto.act.model import (
     ExposedEntity,
+    GuardReason,
+    GuardRefusal,
     Proposal,
-    Reason,
-    Refusal,
     Registry,
     StateQuery,
     ValidatedCall,
@@ -29,8 +29,8 @@ def call(entity: object = "light.kitchen", service: object = "turn_on", **extra:
     )
 
 
-def refused(result: object) -> Reason:
-    assert isinstance(result, Refusal), result
+def refused(result: object) -> GuardReason:
+    assert isinstance(result, GuardRefusal), result
     return result.reason
 
 
@@ -169,7 +169,7 @@ def test_the_models_domain_is_discarded(domain: object) -> None:
 def test_a_spoofed_domain_never_reaches_another_domains_service(
     service: str, domain: str | None
 ) -> None:
-    assert refused(call("light.kitchen", service, domain=domain)) is Reason.SERVICE_NOT_ALLOWED
+    assert refused(call("light.kitchen", service, domain=domain)) is GuardReason.SERVICE_NOT_ALLOWED
 
 
 @pytest.mark.parametrize(
@@ -196,7 +196,7 @@ def test_a_spoofed_domain_never_reaches_another_domains_service(
     ],
 )
 def test_service_not_allowed(entity: str, service: str) -> None:
-    assert refused(call(entity, service)) is Reason.SERVICE_NOT_ALLOWED
+    assert refused(call(entity, service)) is GuardReason.SERVICE_NOT_ALLOWED
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_service_not_allowed(entity: str, service: str) -> None:
     ["light.kltchen", "light.kitсhen", "light.KITCHEM", "light.basement", "lock.back_door", "x"],
 )
 def test_unknown_or_unexposed_entities(entity: str) -> None:
-    assert refused(call(entity)) is Reason.UNKNOWN_ENTITY
+    assert refused(call(entity)) is GuardReason.UNKNOWN_ENTITY
 
 
 def test_an_entity_that_exists_in_home_assistant_but_is_not_exposed_is_unknown() -> None:
@@ -212,7 +212,7 @@ def test_an_entity_that_exists_in_home_assistant_but_is_not_exposed_is_unknown()
     result = validate_tool_call(
         registry, Proposal("call_ha_service", {"entity": "lock.front_door", "service": "unlock"})
     )
-    assert refused(result) is Reason.UNKNOWN_ENTITY
+    assert refused(result) is GuardReason.UNKNOWN_ENTITY
 
 
 def test_ambiguous_entity() -> None:
@@ -220,7 +220,7 @@ def test_ambiguous_entity() -> None:
     result = validate_tool_call(
         registry, Proposal("call_ha_service", {"entity": "lamp", "service": "turn_on"})
     )
-    assert refused(result) is Reason.AMBIGUOUS_ENTITY
+    assert refused(result) is GuardReason.AMBIGUOUS_ENTITY
 
 
 @pytest.mark.parametrize(
@@ -234,7 +234,7 @@ def test_ambiguous_entity() -> None:
     ],
 )
 def test_a_second_entity_in_the_entity_string_is_smuggling(entity: str) -> None:
-    assert refused(call(entity)) is Reason.ENTITY_SMUGGLED
+    assert refused(call(entity)) is GuardReason.ENTITY_SMUGGLED
 
 
 @pytest.mark.parametrize(
@@ -253,12 +253,12 @@ def test_a_second_entity_in_the_entity_string_is_smuggling(entity: str) -> None:
     ],
 )
 def test_a_targeting_key_anywhere_in_data_is_smuggling(data: dict[str, Any]) -> None:
-    assert refused(call(data=data)) is Reason.ENTITY_SMUGGLED
+    assert refused(call(data=data)) is GuardReason.ENTITY_SMUGGLED
 
 
 @pytest.mark.parametrize("key", ["entity_id", "target", "area_id", "device_id"])
 def test_a_targeting_key_beside_the_arguments_is_smuggling(key: str) -> None:
-    assert refused(call(**{key: "lock.front_door"})) is Reason.ENTITY_SMUGGLED
+    assert refused(call(**{key: "lock.front_door"})) is GuardReason.ENTITY_SMUGGLED
 
 
 @pytest.mark.parametrize(
@@ -281,25 +281,25 @@ def test_a_targeting_key_beside_the_arguments_is_smuggling(key: str) -> None:
 )
 def test_bad_arguments(arguments: dict[Any, Any]) -> None:
     assert refused(validate_tool_call(REGISTRY, Proposal("call_ha_service", arguments))) is (
-        Reason.BAD_ARGUMENTS
+        GuardReason.BAD_ARGUMENTS
     )
 
 
 @pytest.mark.parametrize("arguments", [None, [], "entity=light.kitchen", 42])
 def test_arguments_that_are_not_a_mapping(arguments: object) -> None:
     result = validate_tool_call(REGISTRY, Proposal("call_ha_service", arguments))  # type: ignore[arg-type]
-    assert refused(result) is Reason.BAD_ARGUMENTS
+    assert refused(result) is GuardReason.BAD_ARGUMENTS
 
 
 @pytest.mark.parametrize("tool", ["get_device_state", "none", "call_service", "", None, 1])
 def test_unknown_tool(tool: object) -> None:
     proposal = Proposal(tool, {"entity": "light.kitchen", "service": "turn_on"})  # type: ignore[arg-type]
-    assert refused(validate_tool_call(REGISTRY, proposal)) is Reason.UNKNOWN_TOOL
+    assert refused(validate_tool_call(REGISTRY, proposal)) is GuardReason.UNKNOWN_TOOL
 
 
 @pytest.mark.parametrize("proposal", [None, {"tool": "call_ha_service"}, "call_ha_service"])
 def test_not_a_proposal(proposal: object) -> None:
-    assert refused(validate_tool_call(REGISTRY, proposal)) is Reason.MALFORMED_PROPOSAL  # type: ignore[arg-type]
+    assert refused(validate_tool_call(REGISTRY, proposal)) is GuardReason.MALFORMED_PROPOSAL  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -336,7 +336,7 @@ def test_not_a_proposal(proposal: object) -> None:
     ],
 )
 def test_bad_data_value(entity: str, service: str, data: dict[str, Any]) -> None:
-    assert refused(call(entity, service, data=data)) is Reason.BAD_DATA_VALUE
+    assert refused(call(entity, service, data=data)) is GuardReason.BAD_DATA_VALUE
 
 
 @pytest.mark.parametrize(
@@ -354,7 +354,7 @@ def test_bad_data_value(entity: str, service: str, data: dict[str, Any]) -> None
     ],
 )
 def test_bad_data_key(entity: str, service: str, data: dict[str, Any]) -> None:
-    assert refused(call(entity, service, data=data)) is Reason.BAD_DATA_KEY
+    assert refused(call(entity, service, data=data)) is GuardReason.BAD_DATA_KEY
 
 
 def test_the_validated_call_does_not_follow_later_edits_of_the_proposal() -> None:
@@ -378,19 +378,22 @@ def test_state_queries() -> None:
 @pytest.mark.parametrize(
     ("proposal", "code"),
     [
-        (Proposal("call_ha_service", {"entity": "light.kitchen"}), Reason.UNKNOWN_TOOL),
-        (Proposal("get_device_state", {"entity": "light.kltchen"}), Reason.UNKNOWN_ENTITY),
-        (Proposal("get_device_state", {"entity": "tv, light.hall"}), Reason.ENTITY_SMUGGLED),
-        (Proposal("get_device_state", {}), Reason.BAD_ARGUMENTS),
-        (Proposal("get_device_state", {"entity": 1}), Reason.BAD_ARGUMENTS),
+        (Proposal("call_ha_service", {"entity": "light.kitchen"}), GuardReason.UNKNOWN_TOOL),
+        (Proposal("get_device_state", {"entity": "light.kltchen"}), GuardReason.UNKNOWN_ENTITY),
+        (Proposal("get_device_state", {"entity": "tv, light.hall"}), GuardReason.ENTITY_SMUGGLED),
+        (Proposal("get_device_state", {}), GuardReason.BAD_ARGUMENTS),
+        (Proposal("get_device_state", {"entity": 1}), GuardReason.BAD_ARGUMENTS),
         (
             Proposal("get_device_state", {"entity": "tv", "service": "turn_on"}),
-            Reason.BAD_ARGUMENTS,
+            GuardReason.BAD_ARGUMENTS,
         ),
-        (Proposal("get_device_state", {"entity": "tv", "entity_id": "x"}), Reason.ENTITY_SMUGGLED),
+        (
+            Proposal("get_device_state", {"entity": "tv", "entity_id": "x"}),
+            GuardReason.ENTITY_SMUGGLED,
+        ),
     ],
 )
-def test_state_query_refusals(proposal: Proposal, code: Reason) -> None:
+def test_state_query_refusals(proposal: Proposal, code: GuardReason) -> None:
     assert refused(validate_state_query(REGISTRY, proposal)) is code
 
 
@@ -422,18 +425,18 @@ def test_hostile_objects_are_refused_not_raised() -> None:
         {"entity": "light.kitchen", "service": _ExplodingStr("turn_on")},
     ):
         result = validate_tool_call(REGISTRY, Proposal("call_ha_service", arguments))
-        assert refused(result) is Reason.BAD_ARGUMENTS
+        assert refused(result) is GuardReason.BAD_ARGUMENTS
     result = validate_state_query(REGISTRY, Proposal("get_device_state", _ExplodingMapping()))
-    assert refused(result) is Reason.BAD_ARGUMENTS
+    assert refused(result) is GuardReason.BAD_ARGUMENTS
 
 
 def test_absurdly_nested_data_is_refused() -> None:
     nested: Any = 0
     for _ in range(5000):
         nested = [nested]
-    assert refused(call(data={"rgb_color": nested})) is Reason.BAD_DATA_VALUE
+    assert refused(call(data={"rgb_color": nested})) is GuardReason.BAD_DATA_VALUE
     wide = {f"k{i}": [0] * 10 for i in range(100)}
-    assert refused(call(data=wide)) is Reason.BAD_DATA_VALUE
+    assert refused(call(data=wide)) is GuardReason.BAD_DATA_VALUE
 
 
 _SCALARS: list[Any] = [
@@ -493,7 +496,7 @@ def _shaped(rng: random.Random) -> dict[Any, Any]:
 def test_fuzz_never_raises_and_never_accepts_junk_targets() -> None:
     rng = random.Random(20250401)
     tools = ["call_ha_service", "call_ha_service", "get_device_state", "none", None, 3]
-    reasons: set[Reason] = set()
+    reasons: set[GuardReason] = set()
     for _ in range(3000):
         if rng.random() < 0.5:
             arguments = _shaped(rng)
@@ -504,12 +507,15 @@ def test_fuzz_never_raises_and_never_accepts_junk_targets() -> None:
         proposal = Proposal(rng.choice(tools), arguments)
         for validate in (validate_tool_call, validate_state_query):
             result = validate(REGISTRY, proposal)
-            assert isinstance(result, Refusal | ValidatedCall | StateQuery)
-            if isinstance(result, Refusal):
+            assert isinstance(result, GuardRefusal | ValidatedCall | StateQuery)
+            if isinstance(result, GuardRefusal):
                 reasons.add(result.reason)
                 assert len(result.detail) < 400
             elif isinstance(result, ValidatedCall):
                 assert result.entity_id in REGISTRY.entity_ids
                 assert result.domain == result.entity_id.split(".")[0]
     # The fuzz reached every check past the tool name, not only the first one.
-    assert reasons >= set(Reason) - {Reason.MALFORMED_PROPOSAL, Reason.AMBIGUOUS_ENTITY}
+    assert reasons >= set(GuardReason) - {
+        GuardReason.MALFORMED_PROPOSAL,
+        GuardReason.AMBIGUOUS_ENTITY,
+    }

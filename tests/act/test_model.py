@@ -9,8 +9,8 @@ import pytest
 from custom_components.alto.act.model import (
     MAX_ENTITY_TEXT,
     ExposedEntity,
-    Reason,
-    Refusal,
+    GuardReason,
+    GuardRefusal,
     Registry,
     ValidatedCall,
 )
@@ -22,8 +22,8 @@ ACT_DIR = Path(__file__).parents[2] / "custom_components" / "alto" / "act"
 PURE_MODULES = ("__init__", "model", "allowlist", "guard", "tiers", "confirm", "proposal")
 
 
-def reason(result: object) -> Reason | None:
-    return result.reason if isinstance(result, Refusal) else None
+def reason(result: object) -> GuardReason | None:
+    return result.reason if isinstance(result, GuardRefusal) else None
 
 
 def test_the_pure_modules_import_nothing_from_home_assistant() -> None:
@@ -118,13 +118,13 @@ def test_unicode_case_folding_is_case_folding_only() -> None:
     ],
 )
 def test_lookalikes_and_near_misses_are_unknown(text: str) -> None:
-    assert reason(home().resolve(text)) is Reason.UNKNOWN_ENTITY
+    assert reason(home().resolve(text)) is GuardReason.UNKNOWN_ENTITY
 
 
 def test_capital_i_is_not_a_lowercase_l() -> None:
     registry = Registry([ExposedEntity("light.hall", "Hall")])
-    assert reason(registry.resolve("light.haII")) is Reason.UNKNOWN_ENTITY
-    assert reason(registry.resolve("HaII")) is Reason.UNKNOWN_ENTITY
+    assert reason(registry.resolve("light.haII")) is GuardReason.UNKNOWN_ENTITY
+    assert reason(registry.resolve("HaII")) is GuardReason.UNKNOWN_ENTITY
     # ...while a real case difference still resolves.
     assert isinstance(registry.resolve("HALL"), ExposedEntity)
 
@@ -137,10 +137,10 @@ def test_a_key_naming_two_entities_is_ambiguous() -> None:
             ExposedEntity("light.other", "light.desk"),
         ]
     )
-    assert reason(registry.resolve("lamp")) is Reason.AMBIGUOUS_ENTITY
-    assert reason(registry.resolve("  LAMP ")) is Reason.AMBIGUOUS_ENTITY
+    assert reason(registry.resolve("lamp")) is GuardReason.AMBIGUOUS_ENTITY
+    assert reason(registry.resolve("  LAMP ")) is GuardReason.AMBIGUOUS_ENTITY
     # An entity id that another entity uses as its name is ambiguous too.
-    assert reason(registry.resolve("light.desk")) is Reason.AMBIGUOUS_ENTITY
+    assert reason(registry.resolve("light.desk")) is GuardReason.AMBIGUOUS_ENTITY
     assert isinstance(registry.resolve("bedside"), ExposedEntity)
 
 
@@ -153,7 +153,7 @@ def test_empty_names_and_aliases_are_not_keys() -> None:
     registry = Registry(
         [ExposedEntity("light.a", "", aliases=(" ",)), ExposedEntity("light.b", "")]
     )
-    assert reason(registry.resolve("")) is Reason.UNKNOWN_ENTITY
+    assert reason(registry.resolve("")) is GuardReason.UNKNOWN_ENTITY
     assert isinstance(registry.resolve("light.a"), ExposedEntity)
 
 
@@ -176,7 +176,7 @@ def test_empty_names_and_aliases_are_not_keys() -> None:
     ],
 )
 def test_a_second_target_in_the_entity_text_is_smuggling(text: str) -> None:
-    assert reason(home().resolve(text)) is Reason.ENTITY_SMUGGLED
+    assert reason(home().resolve(text)) is GuardReason.ENTITY_SMUGGLED
 
 
 def test_a_whole_name_with_a_separator_still_resolves() -> None:
@@ -185,17 +185,17 @@ def test_a_whole_name_with_a_separator_still_resolves() -> None:
     assert isinstance(resolved, ExposedEntity)
     assert resolved.entity_id == "light.sp"
     # Separators around unknown words are just an unknown name, not smuggling.
-    assert reason(registry.resolve("salt and vinegar")) is Reason.UNKNOWN_ENTITY
+    assert reason(registry.resolve("salt and vinegar")) is GuardReason.UNKNOWN_ENTITY
 
 
 @pytest.mark.parametrize("text", [None, 3, ["light.kitchen"], b"light.kitchen", {"a": 1}])
 def test_non_string_entity_text_is_bad_arguments(text: object) -> None:
-    assert reason(home().resolve(text)) is Reason.BAD_ARGUMENTS  # type: ignore[arg-type]
+    assert reason(home().resolve(text)) is GuardReason.BAD_ARGUMENTS  # type: ignore[arg-type]
 
 
 def test_overlong_entity_text_is_refused_before_lookup() -> None:
     registry = home()
-    assert reason(registry.resolve("x" * (MAX_ENTITY_TEXT + 1))) is Reason.BAD_ARGUMENTS
+    assert reason(registry.resolve("x" * (MAX_ENTITY_TEXT + 1))) is GuardReason.BAD_ARGUMENTS
     padded = "light.kitchen" + " " * (MAX_ENTITY_TEXT - len("light.kitchen"))
     assert isinstance(registry.resolve(padded), ExposedEntity)
 
@@ -216,7 +216,7 @@ def test_validated_call_as_dict_is_a_detached_copy() -> None:
 
 
 def test_reason_codes_are_stable_strings() -> None:
-    assert {str(code) for code in Reason} == {
+    assert {str(code) for code in GuardReason} == {
         "malformed_proposal",
         "unknown_tool",
         "bad_arguments",

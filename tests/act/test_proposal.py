@@ -9,9 +9,9 @@ import pytest
 from custom_components.alto.act.guard import validate_state_query, validate_tool_call
 from custom_components.alto.act.model import (
     ExposedEntity,
+    GuardReason,
+    GuardRefusal,
     Proposal,
-    Reason,
-    Refusal,
     Registry,
     StateQuery,
     ValidatedCall,
@@ -154,8 +154,8 @@ def test_parse_the_three_tools() -> None:
 )
 def test_parse_refuses_malformed(raw: str) -> None:
     result = parse_proposal(raw)
-    assert isinstance(result, Refusal)
-    assert result.reason is Reason.MALFORMED_PROPOSAL
+    assert isinstance(result, GuardRefusal)
+    assert result.reason is GuardReason.MALFORMED_PROPOSAL
     assert len(result.detail) <= 120
 
 
@@ -168,22 +168,22 @@ def test_deep_nesting_within_the_size_cap_parses_and_the_guard_refuses_it() -> N
     proposal = parse_proposal(raw)
     assert isinstance(proposal, Proposal)
     result = validate_tool_call(SMALL, proposal)
-    assert isinstance(result, Refusal)
-    assert result.reason is Reason.BAD_DATA_VALUE
+    assert isinstance(result, GuardRefusal)
+    assert result.reason is GuardReason.BAD_DATA_VALUE
 
 
 @pytest.mark.parametrize("raw", ['{"tool": "search_web", "query": "x"}', '{"tool": "None"}'])
 def test_parse_refuses_unknown_tools(raw: str) -> None:
     result = parse_proposal(raw)
-    assert isinstance(result, Refusal)
-    assert result.reason is Reason.UNKNOWN_TOOL
+    assert isinstance(result, GuardRefusal)
+    assert result.reason is GuardReason.UNKNOWN_TOOL
 
 
 @pytest.mark.parametrize("raw", [None, b'{"tool": "none"}', 1])
 def test_parse_refuses_non_strings(raw: object) -> None:
     result = parse_proposal(raw)  # type: ignore[arg-type]
-    assert isinstance(result, Refusal)
-    assert result.reason is Reason.MALFORMED_PROPOSAL
+    assert isinstance(result, GuardRefusal)
+    assert result.reason is GuardReason.MALFORMED_PROPOSAL
 
 
 def test_parsed_proposals_go_through_the_guard() -> None:
@@ -201,8 +201,8 @@ def test_parsed_proposals_go_through_the_guard() -> None:
     )
     assert isinstance(smuggled, Proposal)
     result = validate_tool_call(SMALL, smuggled)
-    assert isinstance(result, Refusal)
-    assert result.reason is Reason.ENTITY_SMUGGLED
+    assert isinstance(result, GuardRefusal)
+    assert result.reason is GuardReason.ENTITY_SMUGGLED
 
 
 def test_executor_messages_are_a_fresh_context() -> None:

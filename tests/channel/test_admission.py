@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.alto.channel.admission import MAX_INPUT_BYTES, Refusal, admit
+from custom_components.alto.channel.admission import MAX_INPUT_BYTES, Inadmissible, admit
 
 
 @pytest.mark.parametrize(
@@ -18,21 +18,21 @@ def test_accepts(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("nul\x00", Refusal.CONTROL_CHARACTER),
-        ("carriage\rreturn", Refusal.CONTROL_CHARACTER),
-        ("del\x7f", Refusal.CONTROL_CHARACTER),
-        ("bell\x07", Refusal.CONTROL_CHARACTER),
-        ("escape\x1b[31m", Refusal.CONTROL_CHARACTER),
-        ("c1\x85next line", Refusal.CONTROL_CHARACTER),
-        ("c1\x9f", Refusal.CONTROL_CHARACTER),
-        ("x" * (MAX_INPUT_BYTES + 1), Refusal.TOO_LONG),
-        ("ü" * (MAX_INPUT_BYTES // 2 + 1), Refusal.TOO_LONG),
-        ("lone \udc80 surrogate", Refusal.INVALID_UTF8),
-        (b"bad \xff bytes", Refusal.INVALID_UTF8),
-        ("   \n\t ", Refusal.EMPTY),
+        ("nul\x00", Inadmissible.CONTROL_CHARACTER),
+        ("carriage\rreturn", Inadmissible.CONTROL_CHARACTER),
+        ("del\x7f", Inadmissible.CONTROL_CHARACTER),
+        ("bell\x07", Inadmissible.CONTROL_CHARACTER),
+        ("escape\x1b[31m", Inadmissible.CONTROL_CHARACTER),
+        ("c1\x85next line", Inadmissible.CONTROL_CHARACTER),
+        ("c1\x9f", Inadmissible.CONTROL_CHARACTER),
+        ("x" * (MAX_INPUT_BYTES + 1), Inadmissible.TOO_LONG),
+        ("ü" * (MAX_INPUT_BYTES // 2 + 1), Inadmissible.TOO_LONG),
+        ("lone \udc80 surrogate", Inadmissible.INVALID_UTF8),
+        (b"bad \xff bytes", Inadmissible.INVALID_UTF8),
+        ("   \n\t ", Inadmissible.EMPTY),
     ],
 )
-def test_refuses(text: str | bytes, reason: Refusal) -> None:
+def test_refuses(text: str | bytes, reason: Inadmissible) -> None:
     assert admit(text) is reason
 
 

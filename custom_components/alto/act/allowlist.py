@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeGuard
 
-from .model import Reason, Refusal, clip
+from .model import GuardReason, GuardRefusal, clip
 
 type Value = bool | int | float | str | tuple[int, ...]
 type Attributes = Mapping[str, Any]
@@ -232,24 +232,26 @@ def services_for(domain: str) -> tuple[str, ...]:
 
 def check_data(
     spec: ServiceSpec, data: Mapping[str, Any], attributes: Attributes
-) -> dict[str, Value] | Refusal:
+) -> dict[str, Value] | GuardRefusal:
     """The cleaned service data, or the first reason it is refused."""
     unknown = sorted(repr(key) for key in data if key not in spec.params)
     if unknown:
-        return Refusal(Reason.BAD_DATA_KEY, f"keys not allowed: {clip(unknown, 120)}")
+        return GuardRefusal(GuardReason.BAD_DATA_KEY, f"keys not allowed: {clip(unknown, 120)}")
     missing = sorted(
         key for key, param in spec.params.items() if param.required and key not in data
     )
     if missing:
-        return Refusal(Reason.BAD_DATA_KEY, f"required keys missing: {', '.join(missing)}")
+        return GuardRefusal(
+            GuardReason.BAD_DATA_KEY, f"required keys missing: {', '.join(missing)}"
+        )
     for group in spec.exclusive:
         clash = sorted(group.intersection(data))
         if len(clash) > 1:
-            return Refusal(Reason.BAD_DATA_KEY, f"keys are exclusive: {', '.join(clash)}")
+            return GuardRefusal(GuardReason.BAD_DATA_KEY, f"keys are exclusive: {', '.join(clash)}")
     cleaned: dict[str, Value] = {}
     for key, value in data.items():
         try:
             cleaned[key] = spec.params[key].check(value, attributes)
         except InvalidValue as err:
-            return Refusal(Reason.BAD_DATA_VALUE, f"{key} {err}")
+            return GuardRefusal(GuardReason.BAD_DATA_VALUE, f"{key} {err}")
     return cleaned

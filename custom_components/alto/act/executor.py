@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ollama
 
-from .model import Proposal, Refusal, Registry
+from .model import GuardRefusal, Proposal, Registry
 from .proposal import executor_messages, parse_proposal, proposal_schema
 
 
@@ -21,7 +21,7 @@ async def propose(
     area: str | None,
     registry: Registry,
     keep_alive: str,
-) -> Proposal | Refusal | None:
+) -> Proposal | GuardRefusal | None:
     """The model's proposal for `span` (None for "nothing to do"); model errors propagate."""
     response = await client.chat(
         model=model,

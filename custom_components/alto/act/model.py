@@ -20,7 +20,7 @@ NO_TOOL = "none"
 MAX_ENTITY_TEXT = 255
 
 
-class Reason(StrEnum):
+class GuardReason(StrEnum):
     """Stable refusal codes; events and traces carry these strings, so never rename one.
 
     - ``malformed_proposal``: the executor's output is not one JSON object of the expected shape.
@@ -50,10 +50,10 @@ class Reason(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class GuardRefusal:
     """Why a proposal was not accepted: a stable ``reason`` code and a human-readable detail."""
 
-    reason: Reason
+    reason: GuardReason
     detail: str
 
 
@@ -181,21 +181,27 @@ class Registry:
         """The entry with exactly this entity id, or None."""
         return self._by_id.get(entity_id)
 
-    def resolve(self, text: str) -> ExposedEntity | Refusal:
+    def resolve(self, text: str) -> ExposedEntity | GuardRefusal:
         """The one entity whose id, name or alias equals ``text`` after normalization."""
         if not isinstance(text, str):
-            return Refusal(Reason.BAD_ARGUMENTS, "entity must be a string")
+            return GuardRefusal(GuardReason.BAD_ARGUMENTS, "entity must be a string")
         if len(text) > MAX_ENTITY_TEXT:
-            return Refusal(Reason.BAD_ARGUMENTS, f"entity longer than {MAX_ENTITY_TEXT} chars")
+            return GuardRefusal(
+                GuardReason.BAD_ARGUMENTS, f"entity longer than {MAX_ENTITY_TEXT} chars"
+            )
         key = normalize_key(text)
         found = self._index.get(key)
         if isinstance(found, ExposedEntity):
             return found
         if found is _AMBIGUOUS:
-            return Refusal(Reason.AMBIGUOUS_ENTITY, f"{clip(text)} names more than one entity")
+            return GuardRefusal(
+                GuardReason.AMBIGUOUS_ENTITY, f"{clip(text)} names more than one entity"
+            )
         if self._names_several(key):
-            return Refusal(Reason.ENTITY_SMUGGLED, f"{clip(text)} names more than one target")
-        return Refusal(Reason.UNKNOWN_ENTITY, f"{clip(text)} is not an exposed entity")
+            return GuardRefusal(
+                GuardReason.ENTITY_SMUGGLED, f"{clip(text)} names more than one target"
+            )
+        return GuardRefusal(GuardReason.UNKNOWN_ENTITY, f"{clip(text)} is not an exposed entity")
 
     def _names_several(self, key: str) -> bool:
         """Whether an unresolved key is a list of targets rather than one unknown name."""

@@ -16,9 +16,9 @@ from .model import (
     NO_TOOL,
     STATE_QUERY_TOOL,
     ExposedEntity,
+    GuardReason,
+    GuardRefusal,
     Proposal,
-    Reason,
-    Refusal,
     Registry,
 )
 
@@ -81,27 +81,27 @@ def _no_constant(name: str) -> Any:
     raise _Malformed(f"{name} is not JSON")
 
 
-def parse_proposal(raw: str) -> Proposal | Refusal | None:
-    """The proposal in the executor's complete response: None for ``none``, a Refusal when the
+def parse_proposal(raw: str) -> Proposal | GuardRefusal | None:
+    """The proposal in the executor's complete response: None for ``none``, a GuardRefusal when the
     response is not exactly one JSON object naming a known tool (prose, duplicates, NaN...)."""
     if not isinstance(raw, str) or len(raw.encode("utf-8", "replace")) > MAX_PROPOSAL_BYTES:
-        return Refusal(
-            Reason.MALFORMED_PROPOSAL, f"not a string of at most {MAX_PROPOSAL_BYTES} bytes"
+        return GuardRefusal(
+            GuardReason.MALFORMED_PROPOSAL, f"not a string of at most {MAX_PROPOSAL_BYTES} bytes"
         )
     try:
         value = json.loads(
             raw, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant
         )
     except (ValueError, RecursionError) as err:
-        return Refusal(Reason.MALFORMED_PROPOSAL, f"invalid JSON: {err}"[:120])
+        return GuardRefusal(GuardReason.MALFORMED_PROPOSAL, f"invalid JSON: {err}"[:120])
     if not isinstance(value, dict) or not isinstance(value.get("tool"), str):
-        return Refusal(Reason.MALFORMED_PROPOSAL, "expected an object with a string tool")
+        return GuardRefusal(GuardReason.MALFORMED_PROPOSAL, "expected an object with a string tool")
     tool = value.pop("tool")
     if tool not in TOOLS:
-        return Refusal(Reason.UNKNOWN_TOOL, f"unknown tool {tool[:40]!r}")
+        return GuardRefusal(GuardReason.UNKNOWN_TOOL, f"unknown tool {tool[:40]!r}")
     if tool == NO_TOOL:
         if value:
-            return Refusal(Reason.MALFORMED_PROPOSAL, "tool none takes no arguments")
+            return GuardRefusal(GuardReason.MALFORMED_PROPOSAL, "tool none takes no arguments")
         return None
     return Proposal(tool, value)
 

@@ -7,7 +7,7 @@ from enum import StrEnum
 MAX_INPUT_BYTES = 4096
 
 
-class Refusal(StrEnum):
+class Inadmissible(StrEnum):
     """Why an utterance was refused; each value is a translation key."""
 
     INVALID_UTF8 = "input_invalid_utf8"
@@ -24,22 +24,22 @@ def _forbidden(char: str) -> bool:
     return code < 0x20 or code == 0x7F or 0x80 <= code <= 0x9F
 
 
-def admit(text: str | bytes) -> Refusal | None:
+def admit(text: str | bytes) -> Inadmissible | None:
     """Return None when the text may enter a turn, else the reason it is refused."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8", errors="strict")
         except UnicodeDecodeError:
-            return Refusal.INVALID_UTF8
+            return Inadmissible.INVALID_UTF8
     try:
         # Lone surrogates cannot be encoded: the text was not valid UTF-8 to begin with.
         size = len(text.encode("utf-8", errors="strict"))
     except UnicodeEncodeError:
-        return Refusal.INVALID_UTF8
+        return Inadmissible.INVALID_UTF8
     if size > MAX_INPUT_BYTES:
-        return Refusal.TOO_LONG
+        return Inadmissible.TOO_LONG
     if any(_forbidden(char) for char in text):
-        return Refusal.CONTROL_CHARACTER
+        return Inadmissible.CONTROL_CHARACTER
     if not text.strip():
-        return Refusal.EMPTY
+        return Inadmissible.EMPTY
     return None
