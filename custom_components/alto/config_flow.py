@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-import voluptuous as vol
+import probatio
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigFlow,
@@ -81,7 +81,7 @@ async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
     """Served model names at `url` and an error key (`invalid_url`, `invalid_auth`, …)."""
     try:
         cv.url(url)
-    except vol.Invalid:
+    except probatio.Invalid:
         return [], "invalid_url"
     client = make_client(url, PROBE_TIMEOUT, api_key)
     try:
@@ -98,16 +98,18 @@ async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
     return [m.name for m in models], None
 
 
-def _api_key_field() -> dict[vol.Marker, Any]:
+def _api_key_field() -> dict[probatio.Marker, Any]:
     return {
-        vol.Optional(CONF_API_KEY): TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+        probatio.Optional(CONF_API_KEY): TextSelector(
+            TextSelectorConfig(type=TextSelectorType.PASSWORD)
+        )
     }
 
 
-def _url_schema(default: str) -> vol.Schema:
-    return vol.Schema(
+def _url_schema(default: str) -> probatio.Schema:
+    return probatio.Schema(
         {
-            vol.Required(CONF_URL, default=default): TextSelector(
+            probatio.Required(CONF_URL, default=default): TextSelector(
                 TextSelectorConfig(type=TextSelectorType.URL)
             ),
             **_api_key_field(),
@@ -123,7 +125,7 @@ def _connection(user_input: Mapping[str, Any]) -> dict[str, str]:
     return data
 
 
-def _models_schema(models: list[str], current: dict[str, Any]) -> vol.Schema:
+def _models_schema(models: list[str], current: dict[str, Any]) -> probatio.Schema:
     select = SelectSelector(
         SelectSelectorConfig(options=models, mode=SelectSelectorMode.DROPDOWN, sort=True)
     )
@@ -133,13 +135,13 @@ def _models_schema(models: list[str], current: dict[str, Any]) -> vol.Schema:
         return {"default": value} if value in models else {}
 
     chat_default = default(CONF_MODEL) or {"default": models[0]}
-    return vol.Schema(
+    return probatio.Schema(
         {
-            vol.Required(CONF_MODEL, **chat_default): select,
-            vol.Required(CONF_EMBEDDING_MODEL, **(default(CONF_EMBEDDING_MODEL) or chat_default)): (
-                select
-            ),
-            vol.Optional(CONF_ACTION_MODEL, **default(CONF_ACTION_MODEL)): select,
+            probatio.Required(CONF_MODEL, **chat_default): select,
+            probatio.Required(
+                CONF_EMBEDDING_MODEL, **(default(CONF_EMBEDDING_MODEL) or chat_default)
+            ): (select),
+            probatio.Optional(CONF_ACTION_MODEL, **default(CONF_ACTION_MODEL)): select,
         }
     )
 
@@ -237,7 +239,7 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
             errors["base"] = error
         return self.async_show_form(
             step_id="reauth_confirm",
-            data_schema=vol.Schema(_api_key_field()),
+            data_schema=probatio.Schema(_api_key_field()),
             description_placeholders={"url": entry.data[CONF_URL]},
             errors=errors,
         )
@@ -255,16 +257,16 @@ def _number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
     )
 
 
-def _consent_schema(current: dict[str, str]) -> vol.Schema:
+def _consent_schema(current: dict[str, str]) -> probatio.Schema:
     """One tier selector per domain the action organ can touch."""
     tier = SelectSelector(
         SelectSelectorConfig(
             options=[t.value for t in Tier], translation_key="tier", mode=SelectSelectorMode.LIST
         )
     )
-    return vol.Schema(
+    return probatio.Schema(
         {
-            vol.Required(domain, default=current.get(domain, default.value)): tier
+            probatio.Required(domain, default=current.get(domain, default.value)): tier
             for domain, default in DEFAULT_TIERS.items()
         }
     )
@@ -278,33 +280,33 @@ class AltoOptionsFlow(OptionsFlow):
         if user_input is not None:
             return self.async_create_entry(data=user_input)
         options = self.config_entry.options
-        schema = vol.Schema(
+        schema = probatio.Schema(
             {
-                vol.Optional(
+                probatio.Optional(
                     CONF_PROMPT, default=options.get(CONF_PROMPT, DEFAULT_PROMPT)
                 ): TextSelector(TextSelectorConfig(multiline=True)),
-                vol.Optional(
+                probatio.Optional(
                     CONF_ASSISTANT_NAME,
                     description={"suggested_value": options.get(CONF_ASSISTANT_NAME)},
                 ): TextSelector(),
-                vol.Optional(
+                probatio.Optional(
                     CONF_MAX_HISTORY, default=options.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY)
                 ): _number(0, MAX_MAX_HISTORY),
-                vol.Optional(
+                probatio.Optional(
                     CONF_NUM_CTX, default=options.get(CONF_NUM_CTX, DEFAULT_NUM_CTX)
                 ): _number(MIN_NUM_CTX, MAX_NUM_CTX, 1024),
-                vol.Optional(
+                probatio.Optional(
                     CONF_KEEP_ALIVE, default=options.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE)
                 ): _number(-1, 86400),
-                vol.Optional(
+                probatio.Optional(
                     CONF_REQUEST_TIMEOUT,
                     default=options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT),
                 ): _number(5, 600),
-                vol.Optional(
+                probatio.Optional(
                     CONF_PLAIN_REPLY_FALLBACK,
                     default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
                 ): BooleanSelector(),
-                vol.Optional(
+                probatio.Optional(
                     CONF_MEMORY_MODE,
                     default=str(options.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
                 ): SelectSelector(
@@ -314,35 +316,37 @@ class AltoOptionsFlow(OptionsFlow):
                         mode=SelectSelectorMode.LIST,
                     )
                 ),
-                vol.Optional(
+                probatio.Optional(
                     CONF_CHROMA_HOST,
                     description={"suggested_value": options.get(CONF_CHROMA_HOST)},
                 ): TextSelector(),
-                vol.Optional(
+                probatio.Optional(
                     CONF_CHROMA_PORT, default=options.get(CONF_CHROMA_PORT, DEFAULT_CHROMA_PORT)
                 ): _number(1, 65535),
-                vol.Optional(
+                probatio.Optional(
                     CONF_SURFACER_ENABLED,
                     default=options.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED),
                 ): BooleanSelector(),
-                vol.Optional(
+                probatio.Optional(
                     CONF_SURFACER_RECALL,
                     default=options.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL),
                 ): BooleanSelector(),
-                vol.Optional(
+                probatio.Optional(
                     CONF_SURFACER_WAIT,
                     default=options.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT),
                 ): _number(0, 10, 0.1),
-                vol.Optional(
+                probatio.Optional(
                     CONF_SURFACER_MODEL,
                     description={"suggested_value": options.get(CONF_SURFACER_MODEL)},
                 ): TextSelector(),
-                vol.Optional(CONF_GPU, default=options.get(CONF_GPU, DEFAULT_GPU)): SelectSelector(
+                probatio.Optional(
+                    CONF_GPU, default=options.get(CONF_GPU, DEFAULT_GPU)
+                ): SelectSelector(
                     SelectSelectorConfig(
                         options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST
                     )
                 ),
-                vol.Required(CONF_CONSENT): section(
+                probatio.Required(CONF_CONSENT): section(
                     _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
                 ),
             }

@@ -6,7 +6,7 @@ Assistant's own user permissions apply.
 
 from __future__ import annotations
 
-import voluptuous as vol
+import probatio
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
 
@@ -25,6 +25,6 @@ async def async_execute(hass: HomeAssistant, call: ValidatedCall, context: Conte
         )
     except Unauthorized:
         return "unauthorized"
-    except (HomeAssistantError, vol.Invalid, ValueError) as err:
+    except (HomeAssistantError, probatio.Invalid, ValueError) as err:
         return f"service_error: {err}"[:200]
     return None

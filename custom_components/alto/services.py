@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import voluptuous as vol
+import probatio
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, SupportsResponse
 from homeassistant.exceptions import ServiceValidationError, Unauthorized
@@ -25,25 +25,27 @@ SERVICE_REPLAY = "replay"
 SERVICE_QUALIFY = "qualify"
 ATTR_ENTRY_ID = "config_entry_id"
 
-CHECK_ACTION_SCHEMA = vol.Schema(
+CHECK_ACTION_SCHEMA = probatio.Schema(
     {
-        vol.Required("tool"): vol.In([CALL_SERVICE_TOOL, STATE_QUERY_TOOL]),
-        vol.Required("arguments"): dict,
-        vol.Optional(ATTR_ENTRY_ID): cv.string,
+        probatio.Required("tool"): probatio.In([CALL_SERVICE_TOOL, STATE_QUERY_TOOL]),
+        probatio.Required("arguments"): dict,
+        probatio.Optional(ATTR_ENTRY_ID): cv.string,
     }
 )
 
 
-ENTRY_SCHEMA = vol.Schema({vol.Optional(ATTR_ENTRY_ID): cv.string})
+ENTRY_SCHEMA = probatio.Schema({probatio.Optional(ATTR_ENTRY_ID): cv.string})
 REMEMBER_SCHEMA = ENTRY_SCHEMA.extend(
-    {vol.Required("text"): cv.string, vol.Optional("owner"): cv.string}
+    {probatio.Required("text"): cv.string, probatio.Optional("owner"): cv.string}
 )
-FORGET_SCHEMA = ENTRY_SCHEMA.extend({vol.Required("id"): vol.Coerce(int)})
+FORGET_SCHEMA = ENTRY_SCHEMA.extend({probatio.Required("id"): probatio.Coerce(int)})
 RECALL_SCHEMA = ENTRY_SCHEMA.extend(
     {
-        vol.Required("query"): cv.string,
-        vol.Optional("owner"): cv.string,
-        vol.Optional("limit", default=5): vol.All(vol.Coerce(int), vol.Range(min=1, max=50)),
+        probatio.Required("query"): cv.string,
+        probatio.Optional("owner"): cv.string,
+        probatio.Optional("limit", default=5): probatio.All(
+            probatio.Coerce(int), probatio.Range(min=1, max=50)
+        ),
     }
 )
 

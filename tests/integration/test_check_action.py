@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import probatio
 import pytest
-import voluptuous as vol
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import EVENT_CALL_SERVICE
 from homeassistant.core import Event, HomeAssistant
@@ -158,7 +158,7 @@ async def test_state_query(hass: HomeAssistant) -> None:
 
 
 async def test_missing_tool_is_invalid(hass: HomeAssistant) -> None:
-    with pytest.raises((vol.Invalid, ServiceValidationError)):
+    with pytest.raises((probatio.Invalid, ServiceValidationError)):
         await hass.services.async_call(
             "alto",
             "check_action",

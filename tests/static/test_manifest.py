@@ -10,7 +10,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "custom_components" / "alto"
 # Shipped with Home Assistant itself, or a dependency of a manifest requirement (chromadb → numpy).
-PROVIDED = {"homeassistant", "voluptuous", "numpy", "httpx", "aiohttp"}
+PROVIDED = {"homeassistant", "probatio", "numpy", "httpx", "aiohttp"}
 # Optional, imported lazily and guarded: the GPU backend falls back to numpy without it.
 OPTIONAL = {"pycuda"}
 
