@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
+from uniseg.wordbreak import words
 
 from custom_components.alto.surface import lexicon
-from custom_components.alto.surface.verify import Failure, Verdict, verify_render
+from custom_components.alto.surface.verify import Failure, Verdict, _segments, verify_render
 
 MARIA = {"Maria": ["Maria walks the dog every morning"]}
 FAMILY = {
@@ -487,3 +490,26 @@ def test_structural_failure_names_the_clause_and_keeps_render_order() -> None:
 def test_a_clause_that_failed_word_by_word_is_not_also_misaligned() -> None:
     verdict = verify_render(ANA, "Ben drives Ana to the station.")
     assert modes(verdict) == {"untraceable"}
+
+
+def _corpus() -> list[str]:
+    """Every text of both labelled sets, and text built to stress the segmentation shortcut."""
+    texts = [
+        " a \u0301b  c",  # a combining mark after a space joins the space (WB4)
+        "x \u200db",  # so does a zero-width joiner
+        "Zoë’s café  opens at 7:30 — or 7.30?",
+        "  two  spaces,\ttab\tand\nnew\r\nlines ",
+        "👩\u200d👩\u200d👧 🇬🇧🇫🇷 e.g. U.S.A. 3,000.5 can't",
+        "",
+    ]
+    for name in ("labelled_renders.json", "heldout_renders.json"):
+        cases = json.loads(Path(__file__).with_name(name).read_text(encoding="utf-8"))
+        for case in cases:
+            texts += [case["render"], case["utterance"]]
+            texts += [p for phrases in case["fragment"].values() for p in phrases]
+    return texts
+
+
+def test_piecewise_segmentation_is_uniseg_segmentation() -> None:
+    for text in _corpus():
+        assert _segments(text) == list(words(text)), text
