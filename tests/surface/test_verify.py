@@ -336,6 +336,12 @@ ANA_BEN = {"Ana": ["Ana drives Ben to school"], "Ben": ["Ben plays chess on Frid
         ),
         (MARIA, "Maria never walks the dog.", "never"),
         (MARIA, "Maria doesn't walk the dog.", "doesn't"),
+        (
+            {"Jo": ["I think, on Sundays Jo doesn't swim"]},
+            "Jo swims on Sundays.",
+            "Jo swims on Sundays",
+        ),
+        ({"Jo": ["Jo doesn't swim on Sundays"]}, "On Sundays Jo swims.", "Sundays Jo swims"),
     ],
 )
 def test_negation_dropped_or_added_is_polarity(
@@ -450,6 +456,8 @@ def test_weakened_or_changed_quantifier(
         ),
         ({"Jo": ["On Tuesdays, Jo swims and on Fridays Jo runs"]}, "Jo runs on Fridays."),
         (BOILER, "On the 3rd of March at 7:30 the boiler was serviced."),
+        ({"Jo": ["I think, on Sundays Jo doesn't swim"]}, "Jo doesn't swim on Sundays."),
+        ({"Jo": ["Jo doesn't swim on Sundays"]}, "On Sundays Jo doesn't swim."),
         # two entities in one render
         (ANA_BEN, "Ana drives Ben to school, and Ben plays chess on Fridays."),
         (ANA_BEN, "Ben plays chess on Fridays, and Ana drives him to school."),

@@ -95,7 +95,11 @@ _NUMBER = re.compile(r"(\d[\d,]*(?:[:/.\-]\d+)*)(st|nd|rd|th|am|pm)?")
 _CLOCK_DOT = re.compile(r"\d{1,2}\.\d{2}")
 _MERIDIEM = frozenset({"am", "pm"})
 _HYPHENS = frozenset({"-", "\u2010", "\u2011"})
-_SCOPE_CONTINUERS = frozenset({"or", "nor"})  # "not fish or meat": the negation covers both
+_SCOPE_CONTINUERS = frozenset({"or", "nor"})
+_BEFORE_DAY = frozenset({"the"})  # "March the 3rd"
+_BEFORE_MONTH = frozenset(
+    {"of", "the"}
+)  # "the 3rd of March"  # "not fish or meat": the negation covers both
 
 
 @lru_cache(maxsize=8192)
@@ -621,12 +625,18 @@ def _scopes(text: _Read) -> tuple[list[bool], list[str]]:
     negated = [False] * len(text.toks)
     quant = [""] * len(text.toks)
     neg, pending = False, ""
-    for i, tok in enumerate(text.toks):
+    i = 0
+    while i < len(text.toks):
+        tok = text.toks[i]
+        if i in text.mention_at:  # a name is one item, whatever words it is made of
+            negated[i], quant[i], pending = neg, pending, ""
+            i = text.mention_at[i][1]
+            continue
         if tok.kind in ("clause", "sentence") or (
             tok.norm in lx.CLAUSE_CONJUNCTIONS and tok.norm not in _SCOPE_CONTINUERS
         ):
             neg, pending = False, ""
-        elif i in text.mention_at or (is_content(tok) and i not in text.floating):
+        elif is_content(tok) and i not in text.floating:
             negated[i] = neg
             if tok.norm in lx.NEGATORS:
                 neg = True
@@ -634,6 +644,7 @@ def _scopes(text: _Read) -> tuple[list[bool], list[str]]:
                 pending = tok.norm
             else:
                 quant[i], pending = pending, ""
+        i += 1
     return negated, quant
 
 
@@ -668,12 +679,12 @@ def _dates(toks: Sequence[Token]) -> dict[int, tuple[str, int]]:
     i = 0
     while i < len(toks):
         if _is_month(toks[i]):
-            j = _skip_words(toks, i + 1, frozenset({"the"}))
+            j = _skip(toks, i + 1, _BEFORE_DAY, 1)
             if j < len(toks) and _is_day(toks[j]):
                 found[i] = (f"{toks[i].norm} {toks[j].norm}", j)
                 i = j
         elif _is_day(toks[i]):
-            j = _skip_words(toks, i + 1, frozenset({"of", "the"}))
+            j = _skip(toks, i + 1, _BEFORE_MONTH, 2)
             if j < len(toks) and _is_month(toks[j]):
                 found[i] = (f"{toks[j].norm} {toks[i].norm}", j)
                 i = j
@@ -688,12 +699,6 @@ def _is_month(tok: Token) -> bool:
 
 def _is_day(tok: Token) -> bool:
     return tok.kind == "number" and tok.norm.isdigit() and 1 <= int(tok.norm) <= 31
-
-
-def _skip_words(toks: Sequence[Token], j: int, fillers: frozenset[str]) -> int:
-    while j < len(toks) and toks[j].kind == "word" and toks[j].norm in fillers:
-        j += 1
-    return j
 
 
 def _opener_led(toks: Sequence[Token], words_: Sequence[int]) -> bool:
@@ -755,7 +760,7 @@ def _aligned(seq: _Seq, group: _Group | None, spans: Sequence[_Span], relaxed: _
     of its own; with no group, any phrase may license it.
     """
     readings = _readings(seq.units)
-    if any(u.key.startswith(_MENTION) for u in readings[0]):
+    if any(_is_name(u) for u in readings[0]):
         return all(any(_fits(r, s, seq.fronted, relaxed) for s in spans) for r in readings)
     owners: Sequence[str | None] = group or (None,)
     return all(
@@ -833,6 +838,7 @@ def _in_order(
 
 
 def _continues(previous: _Unit, candidate: _Unit) -> bool:
+    """Whether an alignment may go on from `previous` to `candidate` (see `_in_order`)."""
     if candidate.clause == previous.clause:
         return True
     return candidate.first and (not candidate.subject or _is_name(candidate))
@@ -846,9 +852,7 @@ def _refronted(
     The moved part holds no name, and the rest of the alignment still keeps each value in its own
     source clause, so neither a subject nor another clause's value can travel with it.
     """
-    if fronted and any(
-        _in_order([*units[k:], *units[:k]], span.units, match) for k in _cuts(units)
-    ):
+    if fronted and any(_in_order(_to_end(units, k), span.units, match) for k in _cuts(units)):
         return True
     return any(
         _in_order(units, _moved(span.units, begin, end, k), match)
@@ -860,9 +864,15 @@ def _refronted(
 
 def _moved(units: Sequence[_Unit], begin: int, end: int, k: int) -> list[_Unit]:
     """The source units with the first `k` of clause `begin:end` moved to that clause's end."""
-    clause = [*units[begin + k : end], *units[begin : begin + k]]
-    clause = [replace(u, first=n == 0) for n, u in enumerate(clause)]
+    clause = [replace(u, first=n == 0) for n, u in enumerate(_to_end(units[begin:end], k))]
     return [*units[:begin], *clause, *units[end:]]
+
+
+def _to_end(units: Sequence[_Unit], k: int) -> list[_Unit]:
+    """The first `k` units moved to the end, where they take the polarity the clause ends with:
+    "on Sundays Jo doesn't swim" says the same as "Jo doesn't swim on Sundays"."""
+    rest = list(units[k:])
+    return [*rest, *(replace(u, negated=rest[-1].negated) for u in units[:k])]
 
 
 def _cuts(units: Sequence[_Unit]) -> range:
@@ -878,11 +888,11 @@ def _without(seq: _Seq, relaxed: _Relaxed) -> _Seq:
 
 def _span_without(span: _Span, relaxed: _Relaxed) -> _Span:
     units = _drop(span.units, relaxed)
-    ranges = []
-    for c, (_, _, fronted) in enumerate(span.clauses):
-        members = [k for k, u in enumerate(units) if u.clause == c]
-        if members:
-            ranges.append((members[0], members[-1] + 1, fronted))
+    ranges: list[tuple[int, int, bool]] = []
+    for begin, _, fronted in span.clauses:
+        kept = [k for k, u in enumerate(units) if u.clause == span.units[begin].clause]
+        if kept:
+            ranges.append((kept[0], kept[-1] + 1, fronted))
     return replace(span, units=units, clauses=tuple(ranges), keys=frozenset(u.key for u in units))
 
 
@@ -907,7 +917,7 @@ def _autobiography(toks: list[Token], render: str) -> list[Failure]:
     return found
 
 
-def _skip(toks: list[Token], j: int, fillers: frozenset[str], most: int) -> int:
+def _skip(toks: Sequence[Token], j: int, fillers: frozenset[str], most: int) -> int:
     while most and j < len(toks) and toks[j].kind == "word" and toks[j].norm in fillers:
         j, most = j + 1, most - 1
     return j
