@@ -192,7 +192,9 @@ class ActionOrgan:
         if isinstance(checked, GuardRefusal):
             # The entity is named only once the registry resolved it: an automation filtering
             # on entity_id must never be steered by the model's raw text.
-            resolved = self.index.registry.resolve(str(proposal.arguments.get("entity", "")))
+            arguments = proposal.arguments
+            entity = arguments.get("entity") if isinstance(arguments, Mapping) else None
+            resolved = self.index.registry.resolve(entity)
             return SpanOutcome(
                 span,
                 IntentVerdict.REFUSED,

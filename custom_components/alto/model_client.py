@@ -55,7 +55,7 @@ def make_client(url: str, timeout: float, api_key: str | None = None) -> ollama.
 
 async def close_client(client: ollama.AsyncClient) -> None:
     """Close the client's HTTP pool."""
-    await client.close()
+    await client.close()  # type: ignore[no-untyped-call]  # ollama 0.6 leaves close() unannotated
 
 
 async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:

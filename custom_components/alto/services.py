@@ -11,7 +11,13 @@ from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util.ulid import ulid_now
 
-from .act.model import CALL_SERVICE_TOOL, STATE_QUERY_TOOL, GuardRefusal, Proposal
+from .act.model import (
+    CALL_SERVICE_TOOL,
+    STATE_QUERY_TOOL,
+    GuardRefusal,
+    Proposal,
+    StateQuery,
+)
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
@@ -87,7 +93,7 @@ async def _async_scope(call: ServiceCall) -> str | None:
         raise Unauthorized(context=call.context)
     if await call.hass.auth.async_get_user(owner) is None:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="unknown_owner")
-    return owner
+    return str(owner)
 
 
 async def _async_remember(call: ServiceCall) -> dict[str, Any]:
@@ -133,7 +139,8 @@ async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
     if isinstance(checked, GuardRefusal):
         return {"verdict": "refused", "reason": checked.reason.value, "call": None, "tier": None}
     tier = organ.tier_of(checked)
-    if call.data["tool"] == STATE_QUERY_TOOL:
+    result: dict[str, Any]
+    if isinstance(checked, StateQuery):
         domain = checked.entity_id.partition(".")[0]
         result = {"domain": domain, "service": None, "entity_id": checked.entity_id, "data": {}}
     else:

@@ -42,6 +42,8 @@ class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
     def __init__(self, entry: AltoConfigEntry) -> None:
         """Set up only when the store is open (see async_setup_entry)."""
         super().__init__(entry, "memories")
+        assert entry.runtime_data.memory is not None  # async_setup_entry adds it only then
+        self._organ = entry.runtime_data.memory
 
     async def async_added_to_hass(self) -> None:
         """Show the current memories at once, then follow changes."""
@@ -52,7 +54,7 @@ class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
     def _async_memory_changed(self) -> None:
         self._attr_todo_items = [
             TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
-            for row in self._memory.rows(None)
+            for row in self._organ.rows(None)
             if row.scope == HOUSEHOLD
         ]
         if self.hass is not None and self.entity_id:
@@ -61,7 +63,7 @@ class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
     async def async_create_todo_item(self, item: TodoItem) -> None:
         """Remember the item's text explicitly, for the whole household."""
         actor = self._context.user_id if self._context else None
-        report = await self._memory.async_remember(
+        report = await self._organ.async_remember(
             item.summary or "", owner=HOUSEHOLD, actor=actor, source_id=f"todo/{ulid_now()}"
         )
         report.raise_if_refused()
@@ -69,5 +71,5 @@ class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
     async def async_delete_todo_items(self, uids: list[str]) -> None:
         """Forget the items."""
         ids = [int(uid) for uid in uids if uid.isdigit()]
-        report = await self._memory.async_forget(ids, viewer=None)
+        report = await self._organ.async_forget(ids, viewer=None)
         report.raise_if_refused()

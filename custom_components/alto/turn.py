@@ -155,7 +155,7 @@ def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
 def _render_persona(hass: HomeAssistant, prompt: str) -> str:
     """The persona is a Home Assistant template, like the built-in agents' prompts."""
     try:
-        return template.Template(prompt, hass).async_render(parse_result=False)
+        return str(template.Template(prompt, hass).async_render(parse_result=False))
     except TemplateError as err:
         LOGGER.warning("The persona template does not render, using it as text: %s", err)
         return prompt

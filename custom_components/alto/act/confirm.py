@@ -107,8 +107,8 @@ def _strip_polite(words: list[str], polite: frozenset[str]) -> list[str]:
     return words
 
 
-def parse_confirmation(text: str, language: str | None = "en") -> bool | None:
-    """True for a whole-utterance yes, False for a no, None for anything else."""
+def parse_confirmation(text: object, language: str | None = "en") -> bool | None:
+    """True for a whole-utterance yes, False for a no, None for anything else (a non-string too)."""
     if not isinstance(text, str):
         return None
     words = _normalize(text).split()

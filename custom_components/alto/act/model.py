@@ -88,7 +88,7 @@ class Proposal:
     """What the executor proposed: a tool name and its arguments, none of it trusted yet."""
 
     tool: str
-    arguments: Mapping[str, Any]
+    arguments: object  # an object of the model's, checked by the guard before any use
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +181,11 @@ class Registry:
         """The entry with exactly this entity id, or None."""
         return self._by_id.get(entity_id)
 
-    def resolve(self, text: str) -> ExposedEntity | GuardRefusal:
-        """The one entity whose id, name or alias equals ``text`` after normalization."""
+    def resolve(self, text: object) -> ExposedEntity | GuardRefusal:
+        """The one entity whose id, name or alias equals ``text`` after normalization.
+
+        ``text`` comes from a model's proposal, so its type is checked, not assumed.
+        """
         if not isinstance(text, str):
             return GuardRefusal(GuardReason.BAD_ARGUMENTS, "entity must be a string")
         if len(text) > MAX_ENTITY_TEXT:
