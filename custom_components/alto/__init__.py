@@ -10,7 +10,13 @@ from homeassistant.helpers.typing import ConfigType
 
 from .action_organ import ActionOrgan
 from .const import DOMAIN, LOGGER
-from .coordinator import AltoConfigEntry, AltoRuntime, ModelCoordinator
+from .coordinator import (
+    AltoConfigEntry,
+    AltoRuntime,
+    MemoryCoordinator,
+    ModelCoordinator,
+    ThoughtCoordinator,
+)
 from .exposure import ExposureIndex
 from .memory_organ import MemoryOrgan
 from .model_client import close_client, make_client
@@ -60,13 +66,19 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     memory = await _async_open_memory(hass, entry, client, coordinator, settings)
     thoughts = ThoughtOrgan.build(hass, entry.entry_id, client, memory, settings)
     entry.async_on_unload(thoughts.async_shutdown)
+    memory_coordinator = MemoryCoordinator(hass, entry, memory)
+    entry.async_on_unload(memory_coordinator.async_start())
+    thought_coordinator = ThoughtCoordinator(hass, entry, thoughts)
+    entry.async_on_unload(thought_coordinator.async_start())
     entry.runtime_data = AltoRuntime(
         settings=settings,
         client=client,
         coordinator=coordinator,
         organ=organ,
         memory=memory,
+        memory_coordinator=memory_coordinator,
         thoughts=thoughts,
+        thought_coordinator=thought_coordinator,
     )
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)

@@ -26,7 +26,7 @@ from .act.model import CALL_SERVICE_TOOL, GuardRefusal, Proposal, StateQuery, Va
 from .act.tiers import READ_TIER, Tier, tier_for
 from .const import DOMAIN, LOGGER
 from .effector import async_execute
-from .errors import async_translated
+from .errors import async_phrase
 from .exposure import ExposureIndex
 from .prompt import breadcrumb
 
@@ -218,7 +218,7 @@ class ActionOrgan:
         if tier is Tier.CONFIRM_FIRST:
             self._hold(checked, span, tier, turn)
             outcome.verdict = IntentVerdict.AWAITING_CONFIRMATION
-            outcome.question = await async_translated(
+            outcome.question = await async_phrase(
                 self._hass,
                 turn.language,
                 "confirm_question",
@@ -232,7 +232,7 @@ class ActionOrgan:
         if tier is Tier.ACT_AND_NOTIFY:
             persistent_notification.async_create(
                 self._hass,
-                await async_translated(
+                await async_phrase(
                     self._hass,
                     turn.language,
                     "action_notification",

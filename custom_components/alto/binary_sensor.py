@@ -1,41 +1,59 @@
-"""Binary sensor: whether the Ollama model answers."""
+"""Binary sensors: whether the Ollama model answers, and whether automatic memory is qualified."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from homeassistant.components.binary_sensor import (
     BinarySensorDeviceClass,
     BinarySensorEntity,
+    BinarySensorEntityDescription,
 )
 from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.entity_platform import AddEntitiesCallback
-from homeassistant.helpers.update_coordinator import CoordinatorEntity
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .const import CONF_MODEL
-from .coordinator import AltoConfigEntry, ModelCoordinator
-from .entity import AltoEntity, AltoMemoryEntity
+from .coordinator import AltoConfigEntry, MemoryCoordinator, MemoryState, ModelCoordinator
+from .entity import AltoCoordinatorEntity
 
 PARALLEL_UPDATES = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class MemoryBinarySensorDescription(BinarySensorEntityDescription):
+    """A yes/no fact of the memory organ."""
+
+    value_fn: Callable[[MemoryState], bool]
+
+
+MODEL_AVAILABLE = BinarySensorEntityDescription(
+    key="model_available",
+    device_class=BinarySensorDeviceClass.CONNECTIVITY,
+    entity_category=EntityCategory.DIAGNOSTIC,
+)
+AUTOMATIC_MEMORY = MemoryBinarySensorDescription(
+    key="automatic_memory",
+    entity_category=EntityCategory.DIAGNOSTIC,
+    value_fn=lambda memory: memory.automatic_available,
+)
+
+
 async def async_setup_entry(
-    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the binary sensors."""
-    async_add_entities([ModelAvailableSensor(entry), AutomaticMemorySensor(entry)])
+    runtime = entry.runtime_data
+    async_add_entities(
+        [
+            ModelAvailableSensor(entry, runtime.coordinator, MODEL_AVAILABLE),
+            MemoryBinarySensor(entry, runtime.memory_coordinator, AUTOMATIC_MEMORY),
+        ]
+    )
 
 
-class ModelAvailableSensor(AltoEntity, CoordinatorEntity[ModelCoordinator], BinarySensorEntity):
-    """On while Ollama serves the configured chat model."""
-
-    _attr_device_class = BinarySensorDeviceClass.CONNECTIVITY
-    _attr_entity_category = EntityCategory.DIAGNOSTIC
-    _attr_translation_key = "model_available"
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """Follow the model coordinator."""
-        AltoEntity.__init__(self, entry, "model_available")
-        CoordinatorEntity.__init__(self, entry.runtime_data.coordinator)
+class ModelAvailableSensor(AltoCoordinatorEntity[ModelCoordinator], BinarySensorEntity):
+    """On while Ollama answers and serves the configured chat model."""
 
     @property
     def available(self) -> bool:
@@ -46,19 +64,17 @@ class ModelAvailableSensor(AltoEntity, CoordinatorEntity[ModelCoordinator], Bina
     def is_on(self) -> bool:
         """Whether the last probe or turn reached Ollama, and it still serves the chat model."""
         served = self.coordinator.data or {}
-        return self.coordinator.last_update_success and self.entry.data[CONF_MODEL] in served
+        model = self.entry.runtime_data.settings.model
+        return self.coordinator.last_update_success and model in served
 
 
-class AutomaticMemorySensor(AltoMemoryEntity, BinarySensorEntity):
-    """On while the chat model and this processor form a qualified pair (mode 2 is possible)."""
+class MemoryBinarySensor(AltoCoordinatorEntity[MemoryCoordinator], BinarySensorEntity):
+    """A yes/no fact of the memory organ (unavailable without a store)."""
 
-    _attr_translation_key = "automatic_memory"
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """Follow the memory organ (qualification and the model digest)."""
-        super().__init__(entry, "automatic_memory")
+    entity_description: MemoryBinarySensorDescription
 
     @property
-    def is_on(self) -> bool:
-        """Whether automatic interpretation is qualified for the configured model."""
-        return bool(self._memory and self._memory.automatic_available)
+    def is_on(self) -> bool | None:
+        """The described fact."""
+        data = self.coordinator.data
+        return self.entity_description.value_fn(data) if data else None

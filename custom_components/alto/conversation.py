@@ -7,7 +7,8 @@ from typing import Literal
 from homeassistant.components import conversation
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.entity_platform import AddEntitiesCallback
+from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
@@ -15,7 +16,7 @@ from .turn import async_run_turn
 
 
 async def async_setup_entry(
-    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the conversation entity."""
     async_add_entities([AltoConversationEntity(entry)])
@@ -31,7 +32,7 @@ class AltoConversationEntity(
 
     def __init__(self, entry: AltoConfigEntry) -> None:
         """Use the entry id as unique id, like HA's own conversation integrations."""
-        super().__init__(entry, "conversation")
+        super().__init__(entry, EntityDescription(key="conversation"))
         self._attr_unique_id = entry.entry_id
 
     @property

@@ -1,7 +1,9 @@
-"""What a loaded entry holds at run time, and the coordinator of the model's availability.
+"""What a loaded entry holds at run time, and the coordinators its entities follow.
 
-The runtime type and the entry alias live here, beside the coordinator they hold, so every
-platform imports them from one module and nothing imports upward.
+The runtime type and the entry alias live here, beside the coordinators they hold, so every
+platform imports them from one module and nothing imports upward. `ModelCoordinator` polls
+Ollama; `MemoryCoordinator` and `ThoughtCoordinator` are push-only views of the memory organ and
+the Surfacer, refreshed by their change signals (nothing about them is polled).
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ from datetime import timedelta
 
 import ollama
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from .action_organ import ActionOrgan
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
-from .memory_organ import MemoryOrgan
+from .memory.qualification import Mode
+from .memory_organ import MemoryOrgan, signal_memory_changed
 from .model_client import ModelFailure, ServedModel, classify_failure, list_models
 from .settings import AltoSettings
-from .thoughts import ThoughtOrgan
+from .surface.surfacer import SurfaceOutcome
+from .thoughts import ThoughtOrgan, signal_thought
 
 type AltoConfigEntry = ConfigEntry[AltoRuntime]
 
@@ -36,7 +41,9 @@ class AltoRuntime:
     coordinator: ModelCoordinator
     organ: ActionOrgan
     memory: MemoryOrgan | None  # None when the store could not be opened
+    memory_coordinator: MemoryCoordinator
     thoughts: ThoughtOrgan
+    thought_coordinator: ThoughtCoordinator
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
 
 
@@ -68,12 +75,9 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
                 raise
             if failure is ModelFailure.UNAUTHORIZED:  # HA starts the reauth flow
                 raise ConfigEntryAuthFailed(
-                    translation_domain=DOMAIN, translation_key=failure.value
+                    translation_domain=DOMAIN, translation_key="probe_unauthorized"
                 ) from err
-            raise UpdateFailed(
-                translation_domain=DOMAIN,
-                translation_key="model_unreachable",
-            ) from err
+            raise UpdateFailed(translation_domain=DOMAIN, translation_key="probe_failed") from err
         return {m.name: m for m in models}
 
     @callback
@@ -88,3 +92,84 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
         if classify_failure(err) is ModelFailure.UNAUTHORIZED:
             self.config_entry.async_start_reauth(self.hass)
         self.async_set_update_error(err)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryState:
+    """What the memory entities show: numbers and modes, never a memory's text."""
+
+    count: int
+    requested_mode: Mode
+    effective_mode: Mode
+    automatic_available: bool
+    model_digest: str | None
+    selection_backend: str
+
+
+class _PushCoordinator[T](DataUpdateCoordinator[T | None]):
+    """A coordinator nothing polls: an organ's dispatcher signal hands it the new state."""
+
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, name: str, signal: str) -> None:
+        super().__init__(hass, LOGGER, config_entry=entry, name=name, update_interval=None)
+        self._signal = signal
+        self.data = self.state()
+
+    def state(self) -> T | None:
+        """The organ's state now (None: the organ is not there)."""
+        raise NotImplementedError
+
+    async def _async_update_data(self) -> T | None:
+        return self.state()
+
+    @callback
+    def async_start(self) -> CALLBACK_TYPE:
+        """Follow the organ's change signal; returns the stop callback."""
+        return async_dispatcher_connect(self.hass, self._signal, self._async_changed)
+
+    @callback
+    def _async_changed(self) -> None:
+        self.async_set_updated_data(self.state())
+
+
+class MemoryCoordinator(_PushCoordinator[MemoryState]):
+    """The memory organ's counts and modes; no data when the store could not be opened."""
+
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, memory: MemoryOrgan | None):
+        """Follow `memory` (None: every memory entity is unavailable)."""
+        self._memory = memory
+        super().__init__(hass, entry, f"{DOMAIN}_memory", signal_memory_changed(entry.entry_id))
+
+    def state(self) -> MemoryState | None:
+        """The organ's counts and modes now."""
+        memory = self._memory
+        if memory is None:
+            return None
+        return MemoryState(
+            count=memory.count(),
+            requested_mode=memory.requested_mode,
+            effective_mode=memory.effective_mode,
+            automatic_available=memory.automatic_available,
+            model_digest=memory.model_digest,
+            selection_backend=memory.selection.name,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtState:
+    """The last thought drawn only on household memories, and the latest outcome of any kind."""
+
+    surfaced: SurfaceOutcome | None
+    last: SurfaceOutcome | None
+
+
+class ThoughtCoordinator(_PushCoordinator[ThoughtState]):
+    """The Surfacer's latest outcomes."""
+
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, thoughts: ThoughtOrgan):
+        """Follow `thoughts`."""
+        self._thoughts = thoughts
+        super().__init__(hass, entry, f"{DOMAIN}_thoughts", signal_thought(entry.entry_id))
+
+    def state(self) -> ThoughtState:
+        """The outcomes the Surfacer kept."""
+        return ThoughtState(self._thoughts.last_surfaced, self._thoughts.last)

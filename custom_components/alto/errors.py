@@ -1,4 +1,9 @@
-"""Turning a failure into a clear, translated answer in the user's conversation."""
+"""Alto's words in the user's language: spoken errors and the few other things it says itself.
+
+Errors live under `exceptions` in `strings.json`, as every translated Home Assistant error does;
+what Alto says that is not an error (a confirm-first question, a notification) lives under
+`common`.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,23 @@ from homeassistant.helpers import intent, translation
 from .const import DOMAIN
 
 
-async def async_translated(
+async def _async_string(
+    hass: HomeAssistant, language: str, path: str, placeholders: dict[str, str] | None
+) -> str:
+    """`<category>.<key>[.message]` of this integration in `language` (else English)."""
+    category = path.partition(".")[0]
+    strings = await translation.async_get_translations(hass, language, category, [DOMAIN])
+    text = strings.get(f"component.{DOMAIN}.{path}", path)
+    for name, value in (placeholders or {}).items():
+        text = text.replace("{" + name + "}", value)
+    return text
+
+
+async def async_phrase(
     hass: HomeAssistant, language: str, key: str, placeholders: dict[str, str] | None = None
 ) -> str:
-    """The `exceptions.<key>.message` string of this integration in `language` (else English)."""
-    strings = await translation.async_get_translations(hass, language, "exceptions", [DOMAIN])
-    message = strings.get(f"component.{DOMAIN}.exceptions.{key}.message", key)
-    for name, value in (placeholders or {}).items():
-        message = message.replace("{" + name + "}", value)
-    return message
+    """A sentence Alto says that is not an error (`common.<key>`)."""
+    return await _async_string(hass, language, f"common.{key}", placeholders)
 
 
 async def async_error_result(
@@ -30,6 +43,6 @@ async def async_error_result(
     response = intent.IntentResponse(language=user_input.language)
     response.async_set_error(
         intent.IntentResponseErrorCode.UNKNOWN,
-        await async_translated(hass, user_input.language, key),
+        await _async_string(hass, user_input.language, f"exceptions.{key}.message", None),
     )
     return conversation.ConversationResult(response=response, conversation_id=conversation_id)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from homeassistant.components.event import EventEntity
+from homeassistant.components.event import EventEntity, EventEntityDescription
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
-from homeassistant.helpers.entity_platform import AddEntitiesCallback
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .action_organ import IntentVerdict, signal_intent
 from .coordinator import AltoConfigEntry
@@ -17,21 +17,17 @@ PARALLEL_UPDATES = 0
 
 
 async def async_setup_entry(
-    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the intents event entity."""
-    async_add_entities([IntentsEvent(entry)])
+    async_add_entities([IntentsEvent(entry, INTENTS)])
+
+
+INTENTS = EventEntityDescription(key="intents", event_types=[v.value for v in IntentVerdict])
 
 
 class IntentsEvent(AltoEntity, EventEntity):
     """`event.alto_intents`: automations trigger on a verdict and read the span's attributes."""
-
-    _attr_translation_key = "intents"
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """One per config entry."""
-        super().__init__(entry, "intents")
-        self._attr_event_types = [v.value for v in IntentVerdict]
 
     async def async_added_to_hass(self) -> None:
         """Listen to the action organ."""

@@ -2,118 +2,135 @@
 
 from __future__ import annotations
 
-from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
-from homeassistant.core import HomeAssistant
-from homeassistant.helpers.dispatcher import async_dispatcher_connect
-from homeassistant.helpers.entity_platform import AddEntitiesCallback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from .coordinator import AltoConfigEntry
-from .entity import AltoEntity, AltoMemoryEntity
+from homeassistant.components.sensor import (
+    SensorDeviceClass,
+    SensorEntity,
+    SensorEntityDescription,
+    SensorStateClass,
+)
+from homeassistant.const import EntityCategory
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.typing import StateType
+
+from .coordinator import (
+    AltoConfigEntry,
+    MemoryCoordinator,
+    MemoryState,
+    ThoughtCoordinator,
+    ThoughtState,
+)
+from .entity import AltoCoordinatorEntity
 from .memory.qualification import Mode
-from .thoughts import signal_thought
 
 PARALLEL_UPDATES = 0
 MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
+THOUGHT_STATE_LENGTH = 255  # what a state may hold; the attribute holds the thought whole
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemorySensorDescription(SensorEntityDescription):
+    """A sensor over the memory organ's counts and modes."""
+
+    value_fn: Callable[[MemoryState], StateType]
+    attributes_fn: Callable[[MemoryState], dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThoughtSensorDescription(SensorEntityDescription):
+    """A sensor over the Surfacer's outcomes."""
+
+    value_fn: Callable[[ThoughtState], StateType]
+    attributes_fn: Callable[[ThoughtState], dict[str, Any]]
+
+
+MEMORY_SENSORS = (
+    MemorySensorDescription(
+        key="memory_count",
+        state_class=SensorStateClass.MEASUREMENT,
+        value_fn=lambda memory: memory.count,
+        attributes_fn=lambda memory: {"selection_backend": memory.selection_backend},
+    ),
+    MemorySensorDescription(
+        key="memory_mode",
+        device_class=SensorDeviceClass.ENUM,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        options=list(MODE_STATES.values()),
+        value_fn=lambda memory: MODE_STATES[memory.effective_mode],
+        attributes_fn=lambda memory: {
+            "requested": MODE_STATES[memory.requested_mode],
+            "model_digest": memory.model_digest,
+        },
+    ),
+)
+
+# A thought from someone's private memories never shows here (states are readable by every
+# user); `last_verdict` still says that something happened.
+LAST_THOUGHT = ThoughtSensorDescription(
+    key="last_thought",
+    value_fn=lambda thoughts: (
+        thoughts.surfaced.thought[:THOUGHT_STATE_LENGTH]
+        if thoughts.surfaced and thoughts.surfaced.thought
+        else None
+    ),
+    attributes_fn=lambda thoughts: {
+        "thought": thoughts.surfaced.thought if thoughts.surfaced else None,
+        "source_ids": list(thoughts.surfaced.source_ids) if thoughts.surfaced else [],
+        "last_verdict": thoughts.last.verdict if thoughts.last else None,
+        "last_failure_modes": list(thoughts.last.failure_modes) if thoughts.last else [],
+    },
+)
 
 
 async def async_setup_entry(
-    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
-    """Add the memory sensors."""
+    """Add the memory sensors and the thought sensor."""
+    runtime = entry.runtime_data
     async_add_entities(
-        [MemoryCountSensor(entry), MemoryModeSensor(entry), LastThoughtSensor(entry)]
+        [
+            *(MemorySensor(entry, runtime.memory_coordinator, d) for d in MEMORY_SENSORS),
+            ThoughtSensor(entry, runtime.thought_coordinator, LAST_THOUGHT),
+        ]
     )
 
 
-class MemorySensor(AltoMemoryEntity, SensorEntity):
-    """A sensor that follows the memory organ."""
+class MemorySensor(AltoCoordinatorEntity[MemoryCoordinator], SensorEntity):
+    """A number or mode of the memory organ."""
 
-    def __init__(self, entry: AltoConfigEntry, key: str) -> None:
-        """The key is also the translation key."""
-        super().__init__(entry, key)
-        self._attr_translation_key = key
-
-
-class MemoryCountSensor(MemorySensor):
-    """How many current memories Alto holds (every scope; a number, no content)."""
-
-    _attr_state_class = SensorStateClass.MEASUREMENT
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """The count sensor."""
-        super().__init__(entry, "memory_count")
+    entity_description: MemorySensorDescription
 
     @property
-    def native_value(self) -> int | None:
-        """Current memories."""
-        return self._memory.count() if self._memory else None
+    def native_value(self) -> StateType:
+        """The described value (None without a store)."""
+        data = self.coordinator.data
+        return self.entity_description.value_fn(data) if data else None
 
     @property
-    def extra_state_attributes(self) -> dict[str, str] | None:
-        """Which backend serves exact selection: numpy, or cuda:<device>."""
-        return {"selection_backend": self._memory.selection.name} if self._memory else None
+    def extra_state_attributes(self) -> dict[str, Any] | None:
+        """The described attributes (None without a store)."""
+        data = self.coordinator.data
+        return self.entity_description.attributes_fn(data) if data else None
 
 
-class MemoryModeSensor(MemorySensor):
-    """The effective memory mode for conversation input."""
+class ThoughtSensor(AltoCoordinatorEntity[ThoughtCoordinator], SensorEntity):
+    """The last verified thought (household memories only), its sources and the last outcome."""
 
-    _attr_device_class = SensorDeviceClass.ENUM
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """The mode sensor."""
-        super().__init__(entry, "memory_mode")
-        self._attr_options = list(MODE_STATES.values())
+    entity_description: ThoughtSensorDescription
 
     @property
-    def native_value(self) -> str | None:
-        """explicit, source_text or automatic."""
-        return MODE_STATES[self._memory.effective_mode] if self._memory else None
+    def native_value(self) -> StateType:
+        """The described value."""
+        return self.entity_description.value_fn(self._state())
 
     @property
-    def extra_state_attributes(self) -> dict[str, str | None] | None:
-        """What the options ask for, and the pair qualification looks at."""
-        if not self._memory:
-            return None
-        return {
-            "requested": MODE_STATES[self._memory.requested_mode],
-            "model_digest": self._memory.model_digest,
-        }
+    def extra_state_attributes(self) -> dict[str, Any]:
+        """The described attributes."""
+        return self.entity_description.attributes_fn(self._state())
 
-
-class LastThoughtSensor(AltoEntity, SensorEntity):
-    """The last verified thought drawn only on household memories, its sources, and the last
-    outcome. A thought from someone's private memories never shows here (states are readable
-    by every user); the last outcome still says it happened."""
-
-    _attr_translation_key = "last_thought"
-
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """Follow the entry's Surfacer."""
-        super().__init__(entry, "last_thought")
-        self._thoughts = entry.runtime_data.thoughts
-
-    async def async_added_to_hass(self) -> None:
-        """Update on every surfacing outcome."""
-        await super().async_added_to_hass()
-        self.async_on_remove(
-            async_dispatcher_connect(
-                self.hass, signal_thought(self.entry.entry_id), self.async_write_ha_state
-            )
-        )
-
-    @property
-    def native_value(self) -> str | None:
-        """The thought (states hold at most 255 characters; the attribute holds it whole)."""
-        surfaced = self._thoughts.last_surfaced
-        return surfaced.thought[:255] if surfaced and surfaced.thought else None
-
-    @property
-    def extra_state_attributes(self) -> dict[str, object]:
-        """Source ids of the thought; verdict and failure modes of the latest outcome."""
-        surfaced, last = self._thoughts.last_surfaced, self._thoughts.last
-        return {
-            "thought": surfaced.thought if surfaced else None,
-            "source_ids": list(surfaced.source_ids) if surfaced else [],
-            "last_verdict": last.verdict if last else None,
-            "last_failure_modes": list(last.failure_modes) if last else [],
-        }
+    def _state(self) -> ThoughtState:
+        return self.coordinator.data or ThoughtState(None, None)

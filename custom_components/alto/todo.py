@@ -12,53 +12,53 @@ from homeassistant.components.todo import (
     TodoListEntity,
     TodoListEntityFeature,
 )
-from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers.entity_platform import AddEntitiesCallback
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity import EntityDescription
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
-from .coordinator import AltoConfigEntry
-from .entity import AltoMemoryEntity
+from .coordinator import AltoConfigEntry, MemoryCoordinator
+from .entity import AltoCoordinatorEntity
 from .memory.records import HOUSEHOLD
+from .memory_organ import MemoryOrgan
 
 PARALLEL_UPDATES = 0
 
 
+MEMORIES = EntityDescription(key="memories")
+
+
 async def async_setup_entry(
-    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddEntitiesCallback
+    hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the memories list when the store is open."""
-    if entry.runtime_data.memory is not None:
-        async_add_entities([MemoriesTodo(entry)])
+    runtime = entry.runtime_data
+    if runtime.memory is not None:
+        async_add_entities([MemoriesTodo(entry, runtime.memory_coordinator, runtime.memory)])
 
 
-class MemoriesTodo(AltoMemoryEntity, TodoListEntity):
+class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], TodoListEntity):
     """The household's memories."""
 
-    _attr_translation_key = "memories"
     _attr_supported_features = (
         TodoListEntityFeature.CREATE_TODO_ITEM | TodoListEntityFeature.DELETE_TODO_ITEM
     )
 
-    def __init__(self, entry: AltoConfigEntry) -> None:
-        """Set up only when the store is open (see async_setup_entry)."""
-        super().__init__(entry, "memories")
-        assert entry.runtime_data.memory is not None  # async_setup_entry adds it only then
-        self._organ = entry.runtime_data.memory
+    def __init__(
+        self, entry: AltoConfigEntry, coordinator: MemoryCoordinator, memory: MemoryOrgan
+    ) -> None:
+        """List and change the memories of `memory`."""
+        super().__init__(entry, coordinator, MEMORIES)
+        self._organ = memory
 
-    async def async_added_to_hass(self) -> None:
-        """Show the current memories at once, then follow changes."""
-        await super().async_added_to_hass()
-        self._async_memory_changed()
-
-    @callback
-    def _async_memory_changed(self) -> None:
-        self._attr_todo_items = [
+    @property
+    def todo_items(self) -> list[TodoItem]:
+        """The household's current memories (private ones never show here)."""
+        return [
             TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
             for row in self._organ.rows(None)
             if row.scope == HOUSEHOLD
         ]
-        if self.hass is not None and self.entity_id:
-            self.async_write_ha_state()
 
     async def async_create_todo_item(self, item: TodoItem) -> None:
         """Remember the item's text explicitly, for the whole household."""
