@@ -10,6 +10,8 @@ from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 
 import pytest
+from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
+from syrupy.assertion import SnapshotAssertion
 
 import custom_components.alto  # noqa: F401
 from custom_components.alto.memory.journal import Journal
@@ -25,6 +27,15 @@ def pytest_report_header() -> str:
     from homeassistant.const import __version__ as ha_version
 
     return f"Home Assistant {ha_version} on Python {platform.python_version()}"
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """Snapshots through Home Assistant's extension: registry ids, times and flow ids masked.
+
+    The harness defines this fixture too, but syrupy's own plugin shadows it here.
+    """
+    return snapshot.use_extension(HomeAssistantSnapshotExtension)
 
 
 @pytest.fixture

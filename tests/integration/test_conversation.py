@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 from homeassistant.components import conversation
+from homeassistant.components.conversation import trace as conversation_trace
 from homeassistant.core import Context, HomeAssistant
+from syrupy.assertion import SnapshotAssertion
 
 from ..fake_ollama import FakeOllama
 
@@ -155,3 +157,20 @@ class TestPersonaTemplateRenders:
         await converse(hass, "hi")
         system = fake_ollama.chat_requests[-1]["messages"][0]["content"]
         assert system.startswith("You serve the Okafor household.")
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_conversation_trace(
+    hass: HomeAssistant, fake_ollama: FakeOllama, snapshot: SnapshotAssertion
+) -> None:
+    """What a turn records in HA's conversation trace: the fallback flag and every span."""
+    conversation_trace.async_clear_traces()
+    fake_ollama.reply("¤turn on the porch light¤ ¦Trying the porch light.¦")
+    await converse(hass, "porch light on please")
+    (trace,) = conversation_trace.async_get_traces()
+    details = [
+        event["data"]
+        for event in trace.as_dict()["events"]
+        if event["event_type"] == conversation.ConversationTraceEventType.AGENT_DETAIL
+    ]
+    assert details == snapshot
