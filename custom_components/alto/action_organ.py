@@ -138,7 +138,7 @@ class ActionOrgan:
         for span in spans:
             try:
                 outcome = await self._handle(span, turn)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - an organ never raises into the turn
                 LOGGER.exception("Action organ failed on a span")
                 outcome = SpanOutcome(
                     span, IntentVerdict.FAILED, reason=f"organ_error: {err}"[:200]
@@ -181,7 +181,7 @@ class ActionOrgan:
                     registry=self.index.registry,
                     keep_alive=self._keep_alive,
                 )
-        except Exception as err:  # every executor failure is a refusal-like outcome, logged
+        except Exception as err:  # noqa: BLE001 - any executor failure ends the span, logged
             LOGGER.warning("Action executor call failed: %s", err)
             return SpanOutcome(span, IntentVerdict.FAILED, reason="executor_unavailable")
         if proposal is None:

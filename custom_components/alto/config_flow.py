@@ -87,7 +87,7 @@ async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             models = await list_models(client)
-    except Exception as err:  # every failure is an answer for the form, none is raised
+    except Exception as err:  # noqa: BLE001 - every failure is an answer for the form
         LOGGER.debug("Probing the Ollama server failed: %s", type(err).__name__)
         refused = classify_failure(err) is ModelFailure.UNAUTHORIZED
         return [], "invalid_auth" if refused else "cannot_connect"

@@ -179,7 +179,7 @@ async def _speak(
     try:
         async with asyncio.timeout(runtime.settings.request_timeout):
             await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel))
-    except Exception as err:  # classified below; an unexpected error is logged with its trace
+    except Exception as err:  # noqa: BLE001 - classified below; the unexpected logged with trace
         failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify_failure(err)
         if failure is None:
             LOGGER.exception("Unexpected error in a model call")

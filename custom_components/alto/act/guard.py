@@ -42,7 +42,7 @@ def _fail_closed[R](
     def guarded(registry: Registry, proposal: Proposal) -> R | GuardRefusal:
         try:
             return validate(registry, proposal)
-        except Exception as err:  # failing closed is the point of the guard
+        except Exception as err:  # noqa: BLE001 - failing closed is the point of the guard
             return GuardRefusal(
                 GuardReason.BAD_ARGUMENTS, f"unreadable proposal: {type(err).__name__}"
             )
