@@ -8,6 +8,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
+from . import local_intents
 from .action_organ import ActionOrgan
 from .const import DOMAIN, LOGGER
 from .coordinator import (
@@ -82,6 +83,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     )
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    entry.async_on_unload(local_intents.async_start(hass, entry))
     return True
 
 

@@ -22,7 +22,15 @@ from homeassistant.helpers.event import async_call_later
 from .act.confirm import parse_confirmation
 from .act.executor import propose
 from .act.guard import validate_state_query, validate_tool_call
-from .act.model import CALL_SERVICE_TOOL, GuardRefusal, Proposal, StateQuery, ValidatedCall
+from .act.model import (
+    CALL_SERVICE_TOOL,
+    GuardReason,
+    GuardRefusal,
+    Proposal,
+    StateQuery,
+    ValidatedCall,
+)
+from .act.readable import readable_state
 from .act.tiers import READ_TIER, Tier, tier_for
 from .const import DOMAIN, LOGGER
 from .effector import async_execute
@@ -70,7 +78,8 @@ class _Pending:
     call: ValidatedCall
     span: str
     tier: Tier
-    user_id: str | None
+    user_id: str | None  # the requester: only they, on the same device, can answer
+    device_id: str | None
     cancel_timeout: CALLBACK_TYPE | None = field(default=None)
 
 
@@ -133,11 +142,16 @@ class ActionOrgan:
         return validate_state_query(registry, proposal)
 
     async def async_handle_spans(self, spans: list[str], turn: TurnContext) -> list[SpanOutcome]:
-        """Dispatch every span of one reply; never raises."""
-        outcomes = []
+        """Dispatch every span of one reply; never raises.
+
+        At most one confirm-first call is held per reply: one question, one answer. A later
+        confirm-first span of the same reply is declined (`one_confirmation_at_a_time`).
+        """
+        outcomes: list[SpanOutcome] = []
         for span in spans:
+            may_hold = not any(o.verdict is IntentVerdict.AWAITING_CONFIRMATION for o in outcomes)
             try:
-                outcome = await self._handle(span, turn)
+                outcome = await self._handle(span, turn, may_hold=may_hold)
             except Exception as err:  # noqa: BLE001 - an organ never raises into the turn
                 LOGGER.exception("Action organ failed on a span")
                 outcome = SpanOutcome(
@@ -148,10 +162,20 @@ class ActionOrgan:
         return outcomes
 
     async def async_resolve_pending(self, text: str, turn: TurnContext) -> SpanOutcome | None:
-        """The user's next utterance confirms or declines a held call; None if none is held."""
-        pending = self._pending.pop(turn.conversation_id, None)
-        if pending is None:
+        """The requester's next utterance confirms or declines their held call.
+
+        None when nothing is held in the conversation, or when someone else speaks: another
+        user's (or another device's) "yes" neither confirms nor declines it, and the call stays
+        held for its requester until they answer or it times out. A confirmed call is checked
+        by the guard again first, since exposure or the entity may have changed meanwhile.
+        """
+        pending = self._pending.get(turn.conversation_id)
+        if pending is None or (pending.user_id, pending.device_id) != (
+            turn.context.user_id,
+            turn.device_id,
+        ):
             return None
+        del self._pending[turn.conversation_id]
         if pending.cancel_timeout:
             pending.cancel_timeout()
         call = pending.call
@@ -160,7 +184,9 @@ class ActionOrgan:
         )
         if parse_confirmation(text, turn.language) is not True:
             outcome.reason = "not_confirmed"
-        elif (failure := await async_execute(self._hass, call, turn.context)) is not None:
+        elif isinstance(checked := self._recheck(call), GuardRefusal):
+            outcome.verdict, outcome.reason = IntentVerdict.REFUSED, checked.reason.value
+        elif (failure := await async_execute(self._hass, checked, turn.context)) is not None:
             outcome.verdict, outcome.reason = IntentVerdict.FAILED, failure
         else:
             outcome.verdict = IntentVerdict.CONFIRMED
@@ -168,7 +194,18 @@ class ActionOrgan:
         self._fire(outcome, turn.conversation_id, turn.context.user_id)
         return outcome
 
-    async def _handle(self, span: str, turn: TurnContext) -> SpanOutcome:
+    def _recheck(self, call: ValidatedCall) -> ValidatedCall | GuardRefusal:
+        """A held call through the guard again, against the registry as it is now."""
+        proposal = Proposal(
+            CALL_SERVICE_TOOL,
+            {"entity": call.entity_id, "service": call.service, "data": dict(call.data)},
+        )
+        checked = self.check(proposal)
+        if isinstance(checked, StateQuery):  # cannot happen for a service call; fail closed
+            return GuardRefusal(GuardReason.UNKNOWN_TOOL, "not a service call")
+        return checked
+
+    async def _handle(self, span: str, turn: TurnContext, *, may_hold: bool) -> SpanOutcome:
         try:
             # The executor's model call has its own timeout; the device call below has none of
             # a model's: a slow lock is a slow lock, not a slow model.
@@ -210,11 +247,17 @@ class ActionOrgan:
                 checked.entity_id,
                 "get_device_state",
                 tier,
-                state=_describe(state.state, state.attributes) if state else "unknown",
+                state=readable_state(state.domain, state.state, state.attributes)
+                if state
+                else "unknown",
             )
         outcome = SpanOutcome(
             span, IntentVerdict.EXECUTED, checked.entity_id, checked.service, tier
         )
+        if tier is Tier.CONFIRM_FIRST and not may_hold:
+            outcome.verdict = IntentVerdict.DECLINED
+            outcome.reason = "one_confirmation_at_a_time"
+            return outcome
         if tier is Tier.CONFIRM_FIRST:
             self._hold(checked, span, tier, turn)
             outcome.verdict = IntentVerdict.AWAITING_CONFIRMATION
@@ -260,7 +303,7 @@ class ActionOrgan:
                 conversation_id,
                 previous.user_id,
             )
-        pending = _Pending(call, span, tier, turn.context.user_id)
+        pending = _Pending(call, span, tier, turn.context.user_id, turn.device_id)
 
         @callback
         def _expire(_now: Any) -> None:
@@ -300,14 +343,3 @@ def _action_words(call: ValidatedCall, name: str) -> str:
     # "open_cover" reads "open Garage Door", "set_temperature" reads "set temperature …".
     verb = call.service.removesuffix(f"_{call.domain}").replace("_", " ")
     return f"{verb} {name}"
-
-
-def _describe(state: str, attributes: Mapping[str, Any]) -> str:
-    shown = {
-        k: v
-        for k, v in attributes.items()
-        if k not in {"friendly_name", "icon", "supported_features", "entity_picture"}
-        and isinstance(v, str | int | float | bool)
-    }
-    extra = ", ".join(f"{k}: {v}" for k, v in sorted(shown.items()))
-    return f"{state} ({extra})" if extra else state

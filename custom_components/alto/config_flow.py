@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import probatio
 from homeassistant.config_entries import (
@@ -181,8 +182,9 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
             return self.async_show_form(
                 step_id="models", data_schema=_models_schema(self._models, {})
             )
-        url = self._connection[CONF_URL]
-        title = TITLE if not self._async_current_entries() else f"{TITLE} ({url})"
+        # The host only: a URL's user info would become every entity's friendly name.
+        host = urlsplit(self._connection[CONF_URL]).netloc.rpartition("@")[2]
+        title = TITLE if not self._async_current_entries() else f"{TITLE} ({host})"
         return self.async_create_entry(title=title, data={**self._connection, **user_input})
 
     async def async_step_reconfigure(

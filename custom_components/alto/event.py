@@ -14,6 +14,7 @@ from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
 
 PARALLEL_UPDATES = 0
+LEFT_OUT_OF_ATTRIBUTES = frozenset({"verdict", "conversation_id", "user_id"})
 
 
 async def async_setup_entry(
@@ -40,6 +41,8 @@ class IntentsEvent(AltoEntity, EventEntity):
 
     @callback
     def _async_on_intent(self, data: dict[str, Any]) -> None:
-        attributes = {k: v for k, v in data.items() if k != "verdict"}
+        # The verdict is the event type. The conversation and user ids stay on the bus event:
+        # entity attributes go to the recorder's history, which every user can read.
+        attributes = {k: v for k, v in data.items() if k not in LEFT_OUT_OF_ATTRIBUTES}
         self._trigger_event(data["verdict"], attributes)
         self.async_write_ha_state()

@@ -14,12 +14,12 @@ from homeassistant.components.homeassistant.exposed_entities import (
     async_should_expose,
 )
 from homeassistant.const import EVENT_STATE_CHANGED
-from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, State, callback
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 
-from .act.model import ExposedEntity, Registry
+from .act.model import ExposedEntity, Registry, SceneTarget
 from .prompt import EntityLine
 
 ASSISTANT = "conversation"
@@ -138,6 +138,19 @@ class ExposureIndex:
                     attributes={
                         k: state.attributes[k] for k in GUARD_ATTRIBUTES if k in state.attributes
                     },
+                    targets=self._scene_targets(state) if state.domain == "scene" else (),
                 )
             )
         return Registry(exposed)
+
+    def _scene_targets(self, scene: State) -> tuple[SceneTarget, ...]:
+        """What a scene sets (its `entity_id` attribute), exposed to Assist or not."""
+        ids = scene.attributes.get("entity_id")
+        if not isinstance(ids, list | tuple):
+            return ()
+        targets = []
+        for entity_id in ids:
+            if isinstance(entity_id, str) and (state := self._hass.states.get(entity_id)):
+                device_class = state.attributes.get("device_class")
+                targets.append(SceneTarget(entity_id, state.name, device_class))
+        return tuple(targets)

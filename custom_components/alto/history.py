@@ -1,8 +1,15 @@
-"""Per-conversation turn buffers: what the model sees of earlier turns."""
+"""Turn buffers, one per conversation and speaker: what the model sees of earlier turns.
+
+Two people (or a user and a satellite) in one conversation id never share a buffer, so nothing
+one of them said reaches the other's prompt. A buffer left idle as long as Home Assistant keeps
+a chat session alive (five minutes) is gone, as HA's own session is.
+"""
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,6 +17,10 @@ type Role = Literal["user", "assistant"]
 
 # Conversations kept in memory at once; the least recently used one is dropped past this.
 MAX_CONVERSATIONS = 64
+# Seconds a buffer may stay unused (Home Assistant's chat sessions expire after five minutes).
+IDLE_EXPIRY_S = 300.0
+# `max_history` 0 keeps "all" turns, up to this many, so no buffer grows without bound.
+MAX_KEPT_TURNS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +53,12 @@ class TurnBuffer:
         return [e.content for e in self.entries if e.kind in ("user", "reply")]
 
     def _start(self, max_history: int) -> int:
-        """Index of the first entry within the last `max_history` user turns (0 keeps all)."""
+        """Index of the first entry within the last `max_history` user turns (0 keeps all,
+        up to MAX_KEPT_TURNS)."""
+        kept = max_history if 0 < max_history < MAX_KEPT_TURNS else MAX_KEPT_TURNS
         user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
-        if max_history > 0 and len(user_positions) > max_history:
-            return user_positions[-max_history]
+        if len(user_positions) > kept:
+            return user_positions[-kept]
         return 0
 
     def messages(self, max_history: int, viewer: str | None) -> list[dict[str, str]]:
@@ -62,17 +75,35 @@ class TurnBuffer:
         del self.entries[: self._start(max_history)]
 
 
+type Speaker = tuple[str | None, str | None]  # (HA user id, device id)
+
+
 class TurnBuffers:
-    """Turn buffers by conversation id, least recently used dropped first."""
+    """Turn buffers by conversation and speaker; idle ones expire, the least recently used go
+    first past the capacity."""
 
-    def __init__(self, capacity: int = MAX_CONVERSATIONS) -> None:
+    def __init__(
+        self,
+        capacity: int = MAX_CONVERSATIONS,
+        idle_s: float = IDLE_EXPIRY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._capacity = capacity
-        self._buffers: OrderedDict[str, TurnBuffer] = OrderedDict()
+        self._idle_s = idle_s
+        self._clock = clock
+        self._buffers: OrderedDict[tuple[str, Speaker], tuple[float, TurnBuffer]] = OrderedDict()
 
-    def get(self, conversation_id: str) -> TurnBuffer:
-        """The buffer of a conversation, created when new."""
-        buffer = self._buffers.pop(conversation_id, None) or TurnBuffer()
-        self._buffers[conversation_id] = buffer
+    def get(self, conversation_id: str, speaker: Speaker) -> TurnBuffer:
+        """The buffer of this speaker in this conversation, created when new or expired."""
+        now = self._clock()
+        while self._buffers:  # the oldest first: drop those idle too long
+            _key, (used, _buffer) = next(iter(self._buffers.items()))
+            if now - used <= self._idle_s:
+                break
+            self._buffers.popitem(last=False)
+        key = (conversation_id, speaker)
+        _used, buffer = self._buffers.pop(key, (now, TurnBuffer()))
+        self._buffers[key] = (now, buffer)
         while len(self._buffers) > self._capacity:
             self._buffers.popitem(last=False)
         return buffer

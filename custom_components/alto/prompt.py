@@ -16,6 +16,7 @@ from datetime import datetime
 from .act.model import ValidatedCall
 from .channel.markers import ACTION_MARK as A
 from .channel.markers import SPEECH_MARK as S
+from .channel.markers import neutralized
 
 MARKER_PROTOCOL = f"""\
 How you answer: everything you write is private thought unless you mark it.
@@ -43,14 +44,14 @@ class EntityLine:
 def identity_line(name: str | None) -> str:
     """Alto's name as it was told, or that nobody has told it one yet."""
     if name:
-        return f"The household calls you {name}."
+        return f"The household calls you {neutralized(name)}."
     return "Nobody has told you your name yet; if asked, say so."
 
 
 def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
     """A compact, stable listing of the exposed entities and their states."""
     lines = [
-        f"- {e.entity_id} ({e.name}{', ' + e.area if e.area else ''}): {e.state}"
+        neutralized(f"- {e.entity_id} ({e.name}{', ' + e.area if e.area else ''}): {e.state}")
         for e in sorted(entities, key=lambda e: e.entity_id)
     ]
     if not lines:
@@ -70,7 +71,7 @@ def system_prompt(
 ) -> str:
     """Persona, identity, marker protocol, home snapshot, current time (in that order)."""
     parts = [
-        persona.strip(),
+        neutralized(persona.strip()),  # a template: it may render entity states
         identity_line(assistant_name),
         MARKER_PROTOCOL,
         home_snapshot(entities),
@@ -82,7 +83,7 @@ def system_prompt(
 def breadcrumb(call: ValidatedCall, name: str) -> str:
     """The assistant-role note later turns see after an effector success (and only then)."""
     data = f" with {dict(call.data)}" if call.data else ""
-    return (
+    return neutralized(
         f"Earlier this session Alto carried out: {call.domain}.{call.service} on {name} "
         f"({call.entity_id}){data}."
     )
@@ -90,7 +91,7 @@ def breadcrumb(call: ValidatedCall, name: str) -> str:
 
 def device_states(states: Iterable[tuple[str, str]]) -> str:
     """The system message of the follow-up call: the states the guard let Alto read."""
-    lines = "\n".join(f"- {entity_id}: {state}" for entity_id, state in states)
+    lines = "\n".join(neutralized(f"- {entity_id}: {state}") for entity_id, state in states)
     return (
         f"The device states you asked for:\n{lines}\n"
         f"Answer the person now, with your speech between {S} marks."

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
+from .channel.markers import neutralized
 from .const import DOMAIN, LOGGER
 from .history import MAX_CONVERSATIONS, BufferEntry
 from .memory.records import HOUSEHOLD
@@ -53,7 +55,7 @@ class ThoughtOrgan:
     last_surfaced: SurfaceOutcome | None = None
     _pending: set[asyncio.Task[Any]] = field(default_factory=set)
     # Thoughts verified after their turn had answered, by conversation, for its next turn.
-    _late: OrderedDict[str, list[BufferEntry]] = field(default_factory=OrderedDict)
+    _late: OrderedDict[Hashable, list[BufferEntry]] = field(default_factory=OrderedDict)
 
     @classmethod
     def build(
@@ -82,15 +84,16 @@ class ThoughtOrgan:
         return cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
 
     async def async_surface(
-        self, text: str, actor: str | None, conversation_id: str, episode: list[str]
+        self, text: str, actor: str | None, listener: Hashable, episode: list[str]
     ) -> list[BufferEntry]:
         """The thoughts this turn's model call sees, oldest first.
 
-        First any thought that was verified too late for an earlier turn of this conversation,
-        then this turn's own if it is verified within `wait_s`; one verified later is kept for
-        the conversation's next turn. The reply never waits longer than `wait_s`.
+        First any thought that was verified too late for an earlier turn of this `listener` (a
+        conversation and speaker), then this turn's own if it is verified within `wait_s`; one
+        verified later is kept for the listener's next turn. The reply never waits longer than
+        `wait_s`.
         """
-        late = self._late.pop(conversation_id, [])
+        late = self._late.pop(listener, [])
         if isinstance(self.surfacer, NoopSurfacer):
             return late
         task = self.hass.async_create_background_task(
@@ -101,7 +104,7 @@ class ThoughtOrgan:
         done, _ = await asyncio.wait({task}, timeout=self.wait_s)
         if task in done:
             return [*late, *_thought_of(task)]
-        task.add_done_callback(lambda finished: self._keep_late(finished, conversation_id))
+        task.add_done_callback(lambda finished: self._keep_late(finished, listener))
         return late
 
     @callback
@@ -119,10 +122,10 @@ class ThoughtOrgan:
         return next(iter(sorted(scopes)), None)
 
     @callback
-    def _keep_late(self, task: asyncio.Task[BufferEntry | None], conversation_id: str) -> None:
+    def _keep_late(self, task: asyncio.Task[BufferEntry | None], listener: Hashable) -> None:
         if thought := _thought_of(task):
-            self._late.setdefault(conversation_id, []).extend(thought)
-            self._late.move_to_end(conversation_id)
+            self._late.setdefault(listener, []).extend(thought)
+            self._late.move_to_end(listener)
             while len(self._late) > MAX_CONVERSATIONS:
                 self._late.popitem(last=False)
 
@@ -134,7 +137,9 @@ class ThoughtOrgan:
         private_to = self._private_scope(outcome)
         thought = None
         if outcome.verdict == "surfaced" and outcome.thought:
-            thought = BufferEntry("assistant", outcome.thought, "thought", private_to=private_to)
+            # Verified against quotes anyone may have said: no marker may ride along.
+            text = neutralized(outcome.thought)
+            thought = BufferEntry("assistant", text, "thought", private_to=private_to)
             self.last_surfaced = outcome if private_to is None else None
         self.last = outcome
         # Dashboards and automations are for everyone: a private thought's words stay out.

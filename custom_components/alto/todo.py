@@ -6,6 +6,7 @@ Private memories of individual users are not listed here.
 
 from __future__ import annotations
 
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.components.todo import (
     TodoItem,
     TodoItemStatus,
@@ -13,12 +14,15 @@ from homeassistant.components.todo import (
     TodoListEntityFeature,
 )
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
+from .const import DOMAIN
 from .coordinator import AltoConfigEntry, MemoryCoordinator
 from .entity import AltoCoordinatorEntity
+from .exposure import ASSISTANT
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan
 
@@ -26,6 +30,9 @@ PARALLEL_UPDATES = 0
 
 
 MEMORIES = EntityDescription(key="memories")
+# Set in the entity's registry options once Alto has applied its exposure default, so a user who
+# exposes the list afterwards is never overruled.
+EXPOSURE_DEFAULT_SET = "exposure_default_set"
 
 
 async def async_setup_entry(
@@ -50,6 +57,17 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], TodoListEntity):
         """List and change the memories of `memory`."""
         super().__init__(entry, coordinator, MEMORIES)
         self._organ = memory
+
+    async def async_added_to_hass(self) -> None:
+        """Not exposed to Assist by default, once: HA's list intent would write memories."""
+        await super().async_added_to_hass()
+        registry = er.async_get(self.hass)
+        entry = registry.async_get(self.entity_id)
+        if entry is not None and not entry.options.get(DOMAIN, {}).get(EXPOSURE_DEFAULT_SET):
+            async_expose_entity(self.hass, ASSISTANT, self.entity_id, False)
+            registry.async_update_entity_options(
+                self.entity_id, DOMAIN, {EXPOSURE_DEFAULT_SET: True}
+            )
 
     @property
     def todo_items(self) -> list[TodoItem]:

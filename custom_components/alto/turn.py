@@ -27,7 +27,7 @@ from homeassistant.util.ulid import ulid_now
 
 from .action_organ import SpanOutcome, TurnContext
 from .channel.admission import admit
-from .channel.markers import MarkerChannel
+from .channel.markers import MarkerChannel, neutralized
 from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
@@ -58,7 +58,8 @@ async def async_run_turn(
         user_input.context, conversation_id, user_input.device_id, user_input.language
     )
     actor = user_input.context.user_id
-    buffer = runtime.buffers.get(conversation_id)
+    speaker = (actor, user_input.device_id)
+    buffer = runtime.buffers.get(conversation_id, speaker)
 
     # 2. Context. A held confirm-first call is settled by this utterance first (only the user's
     # own next utterance can confirm it); its breadcrumb goes before this turn's user message,
@@ -67,7 +68,9 @@ async def async_run_turn(
     held = await runtime.organ.async_resolve_pending(user_input.text, turn)
     buffer.add(*_breadcrumbs([held] if held else []))
     thoughts, recalled = await asyncio.gather(
-        runtime.thoughts.async_surface(user_input.text, actor, conversation_id, buffer.episode()),
+        runtime.thoughts.async_surface(
+            user_input.text, actor, (conversation_id, speaker), buffer.episode()
+        ),
         runtime.memory.async_turn_context(user_input.text, viewer=actor)
         if runtime.memory
         else _nothing(),
@@ -76,7 +79,7 @@ async def async_run_turn(
     messages = [
         {"role": "system", "content": _system_prompt(hass, runtime)},
         *buffer.messages(settings.max_history, actor),
-        *([{"role": "system", "content": recalled}] if recalled else []),
+        *([{"role": "system", "content": neutralized(recalled)}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
 
@@ -267,7 +270,8 @@ async def _failed(
 ) -> conversation.ConversationResult:
     """A model call failed: say so; what the effector already did is still recorded."""
     _trace({"failure": failure.value})
-    runtime.buffers.get(chat_log.conversation_id).add(*_breadcrumbs(outcomes))
+    speaker = (user_input.context.user_id, user_input.device_id)
+    runtime.buffers.get(chat_log.conversation_id, speaker).add(*_breadcrumbs(outcomes))
     return await async_error_result(hass, user_input, chat_log.conversation_id, failure.value)
 
 

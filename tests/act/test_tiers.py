@@ -23,7 +23,7 @@ def entity(entity_id: str, device_class: str | None = None) -> ExposedEntity:
         ("climate.a", Tier.ACT_AND_NOTIFY),
         ("cover.a", Tier.ACT_AND_NOTIFY),
         ("vacuum.a", Tier.ACT_AND_NOTIFY),
-        ("script.a", Tier.ACT_AND_NOTIFY),
+        ("script.a", Tier.CONFIRM_FIRST),  # a script can do anything: ask unless lowered
         ("humidifier.a", Tier.ACT_AND_NOTIFY),
         ("lock.a", Tier.CONFIRM_FIRST),
         ("alarm_control_panel.a", Tier.CONFIRM_FIRST),

@@ -59,7 +59,8 @@ async def test_second_entry_gets_its_own_title(
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
     )
-    assert result["title"] == f"Alto ({fake_ollama.url})"
+    # The host only: user info in a URL must never become entity names.
+    assert result["title"] == f"Alto (127.0.0.1:{fake_ollama.port})"
     assert CONF_ACTION_MODEL not in result["data"]
 
 

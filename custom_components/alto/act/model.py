@@ -62,6 +62,19 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class SceneTarget:
+    """An entity a scene sets: what its consent tier depends on."""
+
+    entity_id: str
+    name: str
+    device_class: str | None = None
+
+    @property
+    def domain(self) -> str:
+        return self.entity_id.partition(".")[0]
+
+
+@dataclass(frozen=True, slots=True)
 class ExposedEntity:
     """One entity exposed to the conversation assistant, as the registry knows it."""
 
@@ -72,10 +85,13 @@ class ExposedEntity:
     device_class: str | None = None
     # Excluded from the hash because a mapping is unhashable; equality still compares it.
     attributes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    # What a scene sets, exposed or not: its consent tier is the strictest of theirs.
+    targets: tuple[SceneTarget, ...] = ()
 
     def __post_init__(self) -> None:
         # Copy so a caller mutating its dict or list later cannot change a registry entry.
         object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "targets", tuple(self.targets))
         object.__setattr__(self, "attributes", _frozen(self.attributes))
 
     @property

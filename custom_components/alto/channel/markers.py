@@ -14,6 +14,15 @@ SPEECH_MARK = "\u00a6"
 ACTION_MARK = "\u00a4"
 
 
+def neutralized(text: str) -> str:
+    """`text` without either marker character.
+
+    Untrusted text quoted into a prompt (a remembered sentence, an entity's name or state, a
+    thought) could otherwise open or close a channel in what the model reads and copies.
+    """
+    return text.replace(SPEECH_MARK, "").replace(ACTION_MARK, "")
+
+
 class _State(Enum):
     THOUGHT = auto()
     SPEECH = auto()

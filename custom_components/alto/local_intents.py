@@ -1,0 +1,101 @@
+"""A repair issue when Assist's "prefer handling commands locally" can bypass confirm-first.
+
+With that pipeline option on, Home Assistant's built-in intents act on exposed entities before
+Alto sees the sentence: "unlock the front door" unlocks it, no question asked. Alto cannot stop
+HA's local handler, so it makes the risk visible: one issue per pipeline whose conversation
+agent is this entry's Alto, that prefers local intents, while a confirm-first entity is exposed
+to Assist. Checked at setup, whenever a pipeline changes and whenever exposure changes; the
+issue goes away once the risk does, and its fix flow turns the option off for that pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from homeassistant.components import assist_pipeline
+from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
+from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import issue_registry as ir
+
+from .act.tiers import Tier, tier_for
+from .const import DOMAIN
+from .coordinator import AltoConfigEntry
+from .exposure import ASSISTANT
+
+ISSUE_PREFIX = "prefer_local_intents_"
+ISSUE_TRANSLATION_KEY = "prefer_local_intents"
+
+
+def issue_id(pipeline_id: str) -> str:
+    """The repair issue of one pipeline."""
+    return f"{ISSUE_PREFIX}{pipeline_id}"
+
+
+@callback
+def async_check(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
+    """Raise or clear the issue of every pipeline (a no-op without Assist pipelines)."""
+    if KEY_ASSIST_PIPELINE not in hass.data:
+        return
+    runtime = entry.runtime_data
+    agents = {entry.entry_id}
+    if agent := er.async_get(hass).async_get_entity_id("conversation", DOMAIN, entry.entry_id):
+        agents.add(agent)
+    guarded = sorted(
+        entity.name
+        for entity in runtime.organ.index.registry.entities()
+        if tier_for(entity, runtime.settings.consent) is Tier.CONFIRM_FIRST
+    )
+    for pipeline in assist_pipeline.async_get_pipelines(hass):
+        if pipeline.conversation_engine not in agents:
+            continue
+        if pipeline.prefer_local_intents and guarded:
+            ir.async_create_issue(
+                hass,
+                DOMAIN,
+                issue_id(pipeline.id),
+                is_fixable=True,
+                severity=ir.IssueSeverity.WARNING,
+                translation_key=ISSUE_TRANSLATION_KEY,
+                translation_placeholders={
+                    "pipeline": pipeline.name,
+                    "entities": ", ".join(guarded[:5]) + (" …" if len(guarded) > 5 else ""),
+                },
+                data={"pipeline_id": pipeline.id},
+            )
+        else:
+            ir.async_delete_issue(hass, DOMAIN, issue_id(pipeline.id))
+
+
+@callback
+def async_start(hass: HomeAssistant, entry: AltoConfigEntry) -> Callable[[], None]:
+    """Check now and on every pipeline or exposure change; returns the stop callback."""
+    if KEY_ASSIST_PIPELINE not in hass.data:
+        return lambda: None
+
+    async def _pipelines_changed(*_args: Any) -> None:
+        async_check(hass, entry)
+
+    @callback
+    def _exposure_changed() -> None:
+        # The registry is rebuilt lazily on the next read; this read is it.
+        async_check(hass, entry)
+
+    store = hass.data[KEY_ASSIST_PIPELINE].pipeline_store
+    stops = [
+        store.async_add_listener(_pipelines_changed),
+        async_listen_entity_updates(hass, ASSISTANT, _exposure_changed),
+    ]
+    async_check(hass, entry)
+
+    @callback
+    def _stop() -> None:
+        for stop in stops:
+            stop()
+        for issue in list(ir.async_get(hass).issues.values()):
+            if issue.domain == DOMAIN and issue.issue_id.startswith(ISSUE_PREFIX):
+                ir.async_delete_issue(hass, DOMAIN, issue.issue_id)
+
+    return _stop
