@@ -8,7 +8,7 @@ import probatio
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, SupportsResponse
 from homeassistant.exceptions import ServiceValidationError, Unauthorized
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.service import async_register_admin_service
 from homeassistant.util.ulid import ulid_now
 
 from .act.model import (
@@ -18,6 +18,7 @@ from .act.model import (
     Proposal,
     StateQuery,
 )
+from .channel.admission import admit
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
@@ -29,31 +30,50 @@ SERVICE_FORGET = "forget"
 SERVICE_RECALL = "recall"
 SERVICE_REPLAY = "replay"
 SERVICE_QUALIFY = "qualify"
+SERVICE_PURGE = "purge"
 ATTR_ENTRY_ID = "config_entry_id"
+
+
+def _text(value: object) -> str:
+    """A string, as given: `true` or `12` are not text (checked, not coerced)."""
+    if not isinstance(value, str):
+        raise probatio.Invalid("expected text")
+    return value
+
+
+def _whole_number(value: object) -> int:
+    """An int, as given: `true` is not 1 and `1.5` is not 1 (checked, not coerced)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise probatio.Invalid("expected a whole number")
+    return value
+
 
 CHECK_ACTION_SCHEMA = probatio.Schema(
     {
         probatio.Required("tool"): probatio.In([CALL_SERVICE_TOOL, STATE_QUERY_TOOL]),
         probatio.Required("arguments"): dict,
-        probatio.Optional(ATTR_ENTRY_ID): cv.string,
+        probatio.Optional(ATTR_ENTRY_ID): _text,
     }
 )
 
 
-ENTRY_SCHEMA = probatio.Schema({probatio.Optional(ATTR_ENTRY_ID): cv.string})
+ENTRY_SCHEMA = probatio.Schema({probatio.Optional(ATTR_ENTRY_ID): _text})
 REMEMBER_SCHEMA = ENTRY_SCHEMA.extend(
-    {probatio.Required("text"): cv.string, probatio.Optional("owner"): cv.string}
+    {probatio.Required("text"): _text, probatio.Optional("owner"): _text}
 )
-FORGET_SCHEMA = ENTRY_SCHEMA.extend({probatio.Required("id"): probatio.Coerce(int)})
+FORGET_SCHEMA = ENTRY_SCHEMA.extend(
+    {probatio.Required("id"): probatio.All(_whole_number, probatio.Range(min=0))}
+)
 RECALL_SCHEMA = ENTRY_SCHEMA.extend(
     {
-        probatio.Required("query"): cv.string,
-        probatio.Optional("owner"): cv.string,
+        probatio.Required("query"): _text,
+        probatio.Optional("owner"): _text,
         probatio.Optional("limit", default=5): probatio.All(
-            probatio.Coerce(int), probatio.Range(min=1, max=50)
+            _whole_number, probatio.Range(min=1, max=50)
         ),
     }
 )
+PURGE_SCHEMA = ENTRY_SCHEMA.extend({probatio.Required("owner"): _text})
 
 
 def loaded_entry(hass: HomeAssistant, entry_id: str | None) -> AltoConfigEntry:
@@ -116,6 +136,13 @@ async def _async_forget(call: ServiceCall) -> dict[str, Any]:
 
 
 async def _async_recall(call: ServiceCall) -> dict[str, Any]:
+    # A query goes to the embedding model: it passes the same admission as an utterance.
+    if (refusal := admit(call.data["query"])) is not None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="query_refused",
+            translation_placeholders={"reason": refusal.value},
+        )
     viewer = await _async_scope(call)
     rows = await _memory(call).async_recall(
         call.data["query"], viewer=viewer, limit=call.data["limit"]
@@ -129,6 +156,21 @@ async def _async_replay(call: ServiceCall) -> dict[str, Any]:
 
 async def _async_qualify(call: ServiceCall) -> dict[str, Any]:
     return await _memory(call).async_qualify()
+
+
+async def _async_purge(call: ServiceCall) -> dict[str, Any]:
+    """Forget every memory owned by one user (an administrator's service: the user may be gone,
+    and a deleted user's memories must not become permanent)."""
+    owner = call.data["owner"]
+    if owner == HOUSEHOLD:
+        raise ServiceValidationError(translation_domain=DOMAIN, translation_key="purge_household")
+    memory = _memory(call)
+    ids = [row.id for row in memory.rows(owner) if row.scope == owner]
+    if not ids:
+        return {"forgotten": []}
+    report = await memory.async_forget(ids, viewer=owner)
+    report.raise_if_refused()
+    return {"forgotten": report.ids}
 
 
 async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
@@ -154,12 +196,17 @@ def async_register_services(hass: HomeAssistant) -> None:
         (SERVICE_REMEMBER, _async_remember, REMEMBER_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_FORGET, _async_forget, FORGET_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_RECALL, _async_recall, RECALL_SCHEMA, SupportsResponse.ONLY),
-        (SERVICE_REPLAY, _async_replay, ENTRY_SCHEMA, SupportsResponse.ONLY),
-        (SERVICE_QUALIFY, _async_qualify, ENTRY_SCHEMA, SupportsResponse.ONLY),
     ):
         hass.services.async_register(
             DOMAIN, name, handler, schema=schema, supports_response=response
         )
+    # Whole-journal and every-owner operations: administrators only.
+    for name, handler, schema, response in (
+        (SERVICE_REPLAY, _async_replay, ENTRY_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_QUALIFY, _async_qualify, ENTRY_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_PURGE, _async_purge, PURGE_SCHEMA, SupportsResponse.OPTIONAL),
+    ):
+        async_register_admin_service(hass, DOMAIN, name, handler, schema, response)
     hass.services.async_register(
         DOMAIN,
         SERVICE_CHECK_ACTION,
