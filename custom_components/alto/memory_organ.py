@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import ollama
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
@@ -25,6 +24,7 @@ from .const import DOMAIN, LOGGER
 from .gpu.backend import SelectionBackend, select_backend
 from .memory import intake, replay
 from .memory.acceptance import run_acceptance
+from .memory.checkpoint import Checkpoint
 from .memory.journal import Journal
 from .memory.ollama_io import call_model_for, embed_for
 from .memory.pipeline import IntakeInput, embedding_codes
@@ -37,7 +37,7 @@ from .memory.qualification import (
 )
 from .memory.qualification import effective_mode as mode_for_pair
 from .memory.reasons import STATUS_REFUSED, Refusal
-from .memory.records import CURRENT, HOUSEHOLD, Row
+from .memory.records import CURRENT, HOUSEHOLD, Row, visible_to
 from .memory.references import KIND_NAMES, render_reference
 from .memory.store import MemoryStore
 from .settings import AltoSettings
@@ -127,7 +127,6 @@ class MemoryOrgan:
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
         self._call_model = call_model_for(client, settings.model)
         self.model_digest: str | None = None
-        self._selection_rows = len(store.state)
         self._store_behind = False  # a journaled write failed to reach the store
 
     @classmethod
@@ -141,10 +140,12 @@ class MemoryOrgan:
 
         def _open() -> tuple[MemoryStore, Journal, SelectionBackend, QualificationTable]:
             base.mkdir(parents=True, exist_ok=True)
+            # Setup reads this verified image of the state, not every Chroma record.
+            checkpoint = Checkpoint(base / "memory.checkpoint", base / "journal.jsonl")
             if host:
-                store = MemoryStore.open_http(host, settings.chroma_port)
+                store = MemoryStore.open_http(host, settings.chroma_port, checkpoint=checkpoint)
             else:
-                store = MemoryStore.open_persistent(base / "chroma")
+                store = MemoryStore.open_persistent(base / "chroma", checkpoint=checkpoint)
             journal = Journal(base / "journal.jsonl")
             try:
                 replay.reconcile(journal, store)  # a crash between journal and store
@@ -153,7 +154,7 @@ class MemoryOrgan:
                 raise
             # Off the event loop: trying CUDA compiles kernels and starts the owning thread.
             backend = select_backend(settings.gpu, hass.config.path(".storage", DOMAIN, "cuda"))
-            _load_matrix(backend, store)
+            _load_selection(backend, store)
             return store, journal, backend, load_table(table_path)
 
         store, journal, backend, table = await hass.async_add_executor_job(_open)
@@ -311,7 +312,7 @@ class MemoryOrgan:
             reason = STORE_PENDING if self._store_behind else STORE_ERROR
             return IntakeReport(False, [], None, STATUS_REFUSED, reason)
         if result.admitted:
-            await self._hass.async_add_executor_job(self._sync_selection, result)
+            await self._hass.async_add_executor_job(_load_selection, self.selection, self.store)
         return IntakeReport(
             admitted=result.admitted,
             ids=[i for group in result.ids for i in group],
@@ -335,37 +336,24 @@ class MemoryOrgan:
 
     def _reconcile(self) -> None:
         replay.reconcile(self.journal, self.store)
-        _load_matrix(self.selection, self.store)
-        self._selection_rows = len(self.store.state)
+        _load_selection(self.selection, self.store)
 
     # -- reads ----------------------------------------------------------------------------
     async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
         """The best `limit` current memories for `query` the viewer may see (exact scores).
 
-        The selection backend holds every row; asking it for `limit` plus the number of rows
-        this viewer may not see (other users' private rows, superseded rows) and keeping the
-        visible ones gives exactly the viewer's own top `limit`, in the same order.
+        The backend selects among the rows its snapshot's tags let the viewer see; a row that
+        changed since (forgotten, superseded) is dropped against the current state.
         """
         codes = embedding_codes((await self.embed([query]))[0])
         state = self.store.state
-        visible = {row.id: row for row in state.visible(viewer)}
-        if not visible:
-            return []
-        k = min(len(state), limit + len(state) - len(visible))
-        hits = await self.selection.async_top_k(codes, k)
-        return [visible[i] for i, _score in hits if i in visible][:limit]
-
-    def _sync_selection(self, result: Any) -> None:
-        """Keep the backend's matrix equal to the store: grow in place, rebuild on deletes."""
-        added = [row for group in result.ids for row in self.store.get(group)]
-        if result.mode is None or len(self.store.state) != self._selection_rows + len(added):
-            _load_matrix(self.selection, self.store)  # a forget removed rows
-        elif added:
-            state = self.store.state
-            self.selection.append(
-                state.codes(added), np.array([row.id for row in added], dtype=np.int64)
-            )
-        self._selection_rows = len(self.store.state)
+        hits = await self.selection.async_top_k(codes, limit, allowed=state.visibility(viewer))
+        found = [state.get(row_id) for row_id, _score in hits]
+        return [
+            row
+            for row in found
+            if row is not None and row.status == CURRENT and visible_to(row, viewer)
+        ]
 
     async def async_turn_context(self, text: str, *, viewer: str | None) -> str | None:
         """The reference selection for a user's turn, labelled with each quote's actor."""
@@ -424,12 +412,11 @@ class MemoryOrgan:
         async_dispatcher_send(self._hass, signal_memory_changed(self._entry_id))
 
 
-def _load_matrix(backend: SelectionBackend, store: MemoryStore) -> None:
-    rows = store.state.rows()
-    if not rows and store.state.dim is None:
-        return  # nothing admitted yet: the first append sets the dimension
-    ids = np.array([row.id for row in rows], dtype=np.int64)
-    backend.set_matrix(store.state.codes(rows), ids)
+def _load_selection(backend: SelectionBackend, store: MemoryStore) -> None:
+    """Give the backend the state's codes as they are now (the CPU shares them, no copy)."""
+    snapshot = store.state.snapshot()
+    if snapshot is not None:  # nothing admitted yet: the first write sets the dimension
+        backend.load(snapshot)
 
 
 def _reason(refusal: Refusal | None) -> str | None:

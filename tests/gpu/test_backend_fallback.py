@@ -1,4 +1,4 @@
-"""Without a usable GPU, select_backend degrades to numpy with one warning and identical results."""
+"""Without a usable GPU, select_backend degrades to the CPU with one warning, identical results."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.gpu.backend import NumpyBackend, select_backend
+from custom_components.alto.gpu.backend import CpuBackend, select_backend
 from custom_components.alto.gpu.worker import OwnerThread
-from custom_components.alto.memory import selection
+from custom_components.alto.memory import scoring, selection
+from custom_components.alto.memory.matrix import CodeMatrix, Snapshot
 
 RNG = np.random.default_rng(0)
 CODES = RNG.integers(-3, 4, size=(200, 24), dtype=np.int8)
@@ -26,17 +27,31 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def assert_reference_results(backend: NumpyBackend) -> None:
-    backend.set_matrix(CODES[:50], IDS[:50])
-    backend.append(CODES[50:], IDS[50:])
+def snapshot(rows: int = len(CODES)) -> Snapshot:
+    """The first `rows` rows, appended in two steps across small blocks."""
+    matrix = CodeMatrix(24, block_rows=16)
+    for part in (slice(0, min(rows, 50)), slice(50, rows)):
+        matrix.append(CODES[part], IDS[part], np.zeros(len(IDS[part])))
+    return matrix.snapshot()
+
+
+def even(loaded: Snapshot) -> np.ndarray:
+    return loaded.ids % 2 == 0
+
+
+def assert_reference_results(backend: CpuBackend) -> None:
+    backend.load(snapshot())
+    mask = IDS % 2 == 0
     for k in (0, 1, 10, 500):
         assert backend.top_k(QUERIES[0], k) == selection.top_k(CODES, IDS, QUERIES[0], k)
         assert backend.top_k_batch(QUERIES, k) == selection.top_k_batch(CODES, IDS, QUERIES, k)
+        scoped = selection.top_k_batch(CODES[mask], IDS[mask], QUERIES, k)
+        assert backend.top_k_batch(QUERIES, k, allowed=even) == scoped
 
 
-def test_off_is_numpy_without_a_word(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+def test_off_is_the_cpu_without_a_word(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     backend = select_backend("off", tmp_path)
-    assert isinstance(backend, NumpyBackend) and backend.name == "numpy"
+    assert isinstance(backend, CpuBackend) and backend.name == scoring.default_scorer().name
     assert not warnings_of(caplog)
     assert_reference_results(backend)
     backend.close()
@@ -47,7 +62,7 @@ def test_off_is_numpy_without_a_word(caplog: pytest.LogCaptureFixture, tmp_path:
 )
 def test_auto_without_pycuda_installed(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     backend = select_backend("auto", tmp_path)
-    assert isinstance(backend, NumpyBackend)
+    assert isinstance(backend, CpuBackend)
     [warning] = warnings_of(caplog)
     assert "ImportError" in warning.getMessage() or "ModuleNotFoundError" in warning.getMessage()
     assert "\n" not in warning.getMessage()
@@ -61,28 +76,42 @@ def test_auto_with_pycuda_unimportable(
 ) -> None:
     monkeypatch.setitem(sys.modules, blocked, None)  # import raises ImportError
     backend = select_backend("auto", tmp_path)
-    assert isinstance(backend, NumpyBackend) and backend.name == "numpy"
+    assert isinstance(backend, CpuBackend)
     assert len(warnings_of(caplog)) == 1
     assert_reference_results(backend)
     assert not any(t.name == "alto-cuda" for t in threading.enumerate())
     backend.close()
 
 
-async def test_numpy_backend_async_matches(tmp_path: Path) -> None:
+async def test_cpu_backend_async_matches(tmp_path: Path) -> None:
     backend = select_backend("off", tmp_path)
-    backend.set_matrix(CODES, IDS)
+    backend.load(snapshot())
     assert await backend.async_top_k(QUERIES[1], 7) == selection.top_k(CODES, IDS, QUERIES[1], 7)
     got = await backend.async_top_k_batch(QUERIES, 7)
     assert got == selection.top_k_batch(CODES, IDS, QUERIES, 7)
+    mask = IDS % 2 == 0
+    scoped = await backend.async_top_k(QUERIES[1], 7, allowed=even)
+    assert scoped == selection.top_k(CODES[mask], IDS[mask], QUERIES[1], 7)
     backend.close()
 
 
-def test_numpy_backend_empty_and_refusals(tmp_path: Path) -> None:
+def test_cpu_backend_shares_the_snapshot_it_is_given(tmp_path: Path) -> None:
+    backend = CpuBackend(scoring.NumpyScorer())
+    assert backend.name == "numpy"
+    backend.load(snapshot(120))
+    older = backend.top_k(QUERIES[2], 9)
+    assert older == selection.top_k(CODES[:120], IDS[:120], QUERIES[2], 9)
+    backend.load(snapshot())
+    assert backend.top_k(QUERIES[2], 9) == selection.top_k(CODES, IDS, QUERIES[2], 9)
+
+
+def test_cpu_backend_empty_and_refusals(tmp_path: Path) -> None:
     backend = select_backend("off", tmp_path)
     assert backend.top_k(QUERIES[0], 3) == []
-    assert backend.top_k_batch(QUERIES, 3) == [[]] * 5
+    assert backend.top_k_batch(QUERIES, 3, allowed=even) == [[]] * 5
+    backend.load(snapshot())
     with pytest.raises(ValueError):
-        backend.append(np.full((1, 24), -128, np.int8), np.array([1]))
+        backend.top_k(np.full(24, -128, np.int8), 3)
     with pytest.raises(ValueError):
         backend.top_k(QUERIES, 3)  # a batch is not one query
     with pytest.raises(ValueError):

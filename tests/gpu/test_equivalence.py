@@ -15,6 +15,7 @@ import pytest
 from custom_components.alto.gpu import plan
 from custom_components.alto.gpu.backend import CudaBackend
 from custom_components.alto.memory import selection
+from custom_components.alto.memory.matrix import CodeMatrix
 
 cuda = pytest.importorskip("pycuda.driver")
 try:
@@ -133,3 +134,21 @@ def test_close_releases_the_context(tmp_path: Path) -> None:
     gpu.set_matrix(*matrix(14, 10, 8))
     gpu.close()
     assert not gpu._owner.alive
+
+
+@pytest.mark.parametrize("hidden_every", [7, 400])  # many hidden rows: host; few: the kernels
+def test_snapshots_grown_on_the_device_and_allowed_rows(
+    backend: CudaBackend, hidden_every: int
+) -> None:
+    codes, ids = matrix(15, 40_000, 768)
+    tags = (np.arange(40_000) % hidden_every == 0).astype(np.int32)  # tag 1: hidden
+    grown = CodeMatrix(768)
+    grown.append(codes[:30_000], ids[:30_000], tags[:30_000])
+    backend.load(grown.snapshot())
+    grown.append(codes[30_000:], ids[30_000:], tags[30_000:])
+    backend.load(grown.snapshot())  # uploads the 10,000 new rows only
+    qs = queries(16, 5, 768)
+    assert backend.top_k_batch(qs, 16) == selection.top_k_batch(codes, ids, qs, 16)
+    keep = tags == 0
+    got = backend.top_k_batch(qs, 16, allowed=lambda snapshot: snapshot.tags == 0)
+    assert got == selection.top_k_batch(codes[keep], ids[keep], qs, 16)

@@ -13,14 +13,16 @@ import logging
 import sys
 import threading
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from custom_components.alto.gpu import plan
-from custom_components.alto.gpu.backend import CudaBackend, NumpyBackend, select_backend
+from custom_components.alto.gpu.backend import CpuBackend, CudaBackend, select_backend
 from custom_components.alto.memory import selection
+from custom_components.alto.memory.matrix import CodeMatrix, Snapshot
 
 
 class FakeError(Exception):
@@ -37,6 +39,7 @@ class FakeGpu:
         self.context_state = "none"
         self.launches: list[str] = []
         self.alloc_count = 0
+        self.uploaded = 0  # bytes copied host to device
 
     def check_thread(self) -> None:
         assert self.context_state == "current", f"driver call with context {self.context_state}"
@@ -190,6 +193,7 @@ def install_fake(monkeypatch: pytest.MonkeyPatch, gpu: FakeGpu, **fail: Exceptio
             raise fail["init"]
 
     def memcpy_htod(dest: int, src: np.ndarray) -> None:
+        gpu.uploaded += src.nbytes
         gpu.write(int(dest), src)
 
     def memcpy_dtoh(dest: np.ndarray, src: int) -> None:
@@ -247,9 +251,23 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
     return fake
 
 
-def hits(matrix: selection.CodeMatrix, queries: np.ndarray, k: int) -> list[list[tuple[int, int]]]:
-    codes, ids = matrix.view()
-    return selection.top_k_batch(codes, ids, queries, k)
+class Rows:
+    """Codes and ids appended so far, and the reference's answer over them."""
+
+    def __init__(self, d: int) -> None:
+        self.codes = np.zeros((0, d), np.int8)
+        self.ids = np.zeros(0, np.int64)
+
+    def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
+        self.codes = np.concatenate([self.codes, codes])
+        self.ids = np.concatenate([self.ids, ids])
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def hits(rows: Rows, queries: np.ndarray, k: int) -> list[list[tuple[int, int]]]:
+    return selection.top_k_batch(rows.codes, rows.ids, queries, k)
 
 
 @pytest.mark.parametrize("d", [13, 768])
@@ -258,7 +276,7 @@ def test_backend_matches_reference_through_growth(gpu: FakeGpu, tmp_path: Path, 
     backend = CudaBackend(tmp_path / "cache")
     try:
         assert backend.name == "cuda:Fake H200"
-        matrix = selection.CodeMatrix(d)
+        matrix = Rows(d)
         alphabet = 1 if d == 13 else 127  # d=13: codes in {-1, 0, 1}, ties everywhere
         for size in (0, 1, 700, 400, 3000, 1, 2500):  # crosses capacity 1024, 2048, 4096, 8192
             codes = rng.integers(-alphabet, alphabet + 1, size=(size, d), dtype=np.int8)
@@ -284,7 +302,7 @@ def test_every_batch_size_and_set_matrix(gpu: FakeGpu, tmp_path: Path) -> None:
     try:
         backend.set_matrix(codes[:10], ids[:10])
         backend.set_matrix(codes, ids)  # replaces, same dimension: buffers are reused
-        matrix = selection.CodeMatrix(40)
+        matrix = Rows(40)
         matrix.append(codes, ids)
         for batch in [*range(1, 65), 65, 130]:  # > 64 is split into launches of 64
             queries = rng.integers(-2, 3, size=(batch, 40), dtype=np.int8)
@@ -338,9 +356,96 @@ def test_failures_release_the_context_and_fall_back(
     install_fake(monkeypatch, fake, **{stage: FakeError(f"{stage} failed\nsecond line")})
     with caplog.at_level(logging.WARNING):
         backend = select_backend("auto", tmp_path)
-    assert isinstance(backend, NumpyBackend)
+    assert isinstance(backend, CpuBackend)
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1
     assert warnings[0].getMessage().endswith(f"FakeError: {stage} failed")
     assert fake.context_state == ("none" if stage == "init" else "detached")
     assert not any(t.name == "alto-cuda" for t in threading.enumerate())
+
+
+# -- snapshots -----------------------------------------------------------------------------
+
+
+def random_rows(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    codes = rng.integers(-2, 3, size=(n, d), dtype=np.int8)  # ties everywhere
+    return codes, rng.permutation(10 * n)[:n].astype(np.int64) - 5 * n
+
+
+def mask_where(tags: set[int]) -> Callable[[Snapshot], np.ndarray]:
+    return lambda snapshot: np.isin(snapshot.tags, list(tags))
+
+
+def test_load_uploads_only_the_rows_the_device_lacks(gpu: FakeGpu, tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    d, row_bytes = 24, 24  # 24 codes pack into 6 words of 4 bytes
+    codes, ids = random_rows(rng, 900, d)
+    matrix = CodeMatrix(d, block_rows=64)
+    matrix.append(codes[:700], ids[:700], np.zeros(700))
+    queries = rng.integers(-2, 3, size=(3, d), dtype=np.int8)
+    backend = CudaBackend(tmp_path)
+    try:
+        backend.load(matrix.snapshot())
+        assert gpu.uploaded >= 700 * row_bytes
+        assert backend.top_k_batch(queries, 9) == selection.top_k_batch(
+            codes[:700], ids[:700], queries, 9
+        )
+        gpu.uploaded = 0
+        matrix.append(codes[700:], ids[700:], np.zeros(200))
+        backend.load(matrix.snapshot())  # the same matrix, grown: its new rows only
+        assert 200 * row_bytes <= gpu.uploaded < 300 * (row_bytes + 8)
+        assert backend.top_k_batch(queries, 9) == selection.top_k_batch(codes, ids, queries, 9)
+        gpu.uploaded = 0
+        matrix.retag(np.arange(5), np.ones(5))
+        backend.load(matrix.snapshot())  # same rows, other tags: nothing to upload
+        assert gpu.uploaded == 0
+        other = CodeMatrix(d, block_rows=64)  # a compaction: another matrix, all of it
+        other.append(codes[::-1], ids[::-1], np.zeros(900))
+        backend.load(other.snapshot())
+        assert gpu.uploaded >= 900 * row_bytes
+        assert backend.top_k_batch(queries, 9) == selection.top_k_batch(codes, ids, queries, 9)
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("hidden_share", [0.1, 0.9])
+def test_allowed_rows_through_the_kernels_or_the_host(
+    gpu: FakeGpu, tmp_path: Path, hidden_share: float
+) -> None:
+    """Few hidden rows: the kernels select k plus them; too many for MAX_K: the host scores."""
+    rng = np.random.default_rng(4)
+    n, d = 3 * plan.MAX_K, 16
+    codes, ids = random_rows(rng, n, d)
+    tags = (rng.random(n) < hidden_share).astype(np.int32)  # tag 1: hidden
+    matrix = CodeMatrix(d)
+    matrix.append(codes, ids, tags)
+    queries = rng.integers(-2, 3, size=(4, d), dtype=np.int8)
+    visible = tags == 0
+    backend = CudaBackend(tmp_path)
+    try:
+        backend.load(matrix.snapshot())
+        for k in (1, 16, 200):
+            launched = len(gpu.launches)
+            got = backend.top_k_batch(queries, k, allowed=mask_where({0}))
+            assert got == selection.top_k_batch(codes[visible], ids[visible], queries, k)
+            assert (len(gpu.launches) > launched) == (k + (~visible).sum() <= plan.MAX_K)
+    finally:
+        backend.close()
+
+
+async def test_async_allowed_rows(gpu: FakeGpu, tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    codes, ids = random_rows(rng, 300, 8)
+    tags = np.arange(300) % 3
+    matrix = CodeMatrix(8)
+    matrix.append(codes, ids, tags)
+    query = rng.integers(-2, 3, size=8, dtype=np.int8)
+    backend = CudaBackend(tmp_path)
+    try:
+        assert await backend.async_top_k(query, 5, allowed=mask_where({0})) == []  # nothing loaded
+        backend.load(matrix.snapshot())
+        keep = tags != 1
+        expected = selection.top_k(codes[keep], ids[keep], query, 5)
+        assert await backend.async_top_k(query, 5, allowed=mask_where({0, 2})) == expected
+    finally:
+        backend.close()

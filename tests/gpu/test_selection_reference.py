@@ -1,4 +1,4 @@
-"""memory.selection against a brute-force pure-Python oracle: exact scores, total order, growth."""
+"""memory.selection against a brute-force pure-Python oracle: exact scores and a total order."""
 
 from __future__ import annotations
 
@@ -172,55 +172,17 @@ def test_quantize_refuses_non_finite() -> None:
         selection.quantize([1.0, float("nan")])
 
 
-# -- CodeMatrix ----------------------------------------------------------------------------
-
-
-def test_code_matrix_grows_and_keeps_rows() -> None:
+def test_best_chooses_only_among_eligible_rows() -> None:
+    """Rows set to the dtype's minimum are never chosen when `eligible` counts the others."""
     rng = np.random.default_rng(7)
-    matrix = selection.CodeMatrix(12)
-    all_codes, all_ids = [], []
-    first_view = None
-    for step in range(40):
-        m = int(rng.integers(0, 30))
-        codes, ids = random_codes(rng, m, 12), np.arange(step * 100, step * 100 + m)
-        matrix.append(codes, ids)
-        all_codes.append(codes)
-        all_ids.append(ids)
-        view_codes, view_ids = matrix.view()
-        assert np.array_equal(view_codes, np.concatenate(all_codes))
-        assert np.array_equal(view_ids, np.concatenate(all_ids))
-        if first_view is None and len(matrix):
-            first_view = (view_codes.copy(), view_codes)
-    assert len(matrix) == sum(map(len, all_ids))
-    assert matrix._codes.shape[0] < 2 * len(matrix) + 16  # doubling, not unbounded
-    assert np.array_equal(first_view[0], first_view[1])  # an old view never changes
-    query = random_codes(rng, 1, 12)[0]
-    codes, ids = matrix.view()
-    assert selection.top_k(codes, ids, query, 10) == oracle(codes, ids, query, 10)
-
-
-def test_code_matrix_growth_is_amortized() -> None:
-    matrix = selection.CodeMatrix(3)
-    reallocations, buffer = 0, matrix._codes
-    for i in range(2000):
-        matrix.append(np.full((1, 3), i % 100, np.int8), np.array([i]))
-        reallocations += matrix._codes is not buffer
-        buffer = matrix._codes
-    assert reallocations <= 10  # capacity doubles: about log2(2000 / 16) reallocations
-
-
-def test_code_matrix_refusals_change_nothing() -> None:
-    matrix = selection.CodeMatrix(4)
-    matrix.append(np.ones((2, 4), np.int8), np.array([1, 2]))
-    with pytest.raises(ValueError):
-        matrix.append(np.full((1, 4), -128, np.int8), np.array([3]))
-    with pytest.raises(ValueError):
-        matrix.append(np.ones((1, 5), np.int8), np.array([3]))
-    with pytest.raises(TypeError):
-        matrix.append(np.ones((1, 4), np.int16), np.array([3]))
-    with pytest.raises(ValueError):
-        matrix.append(np.ones((2, 4), np.int8), np.array([3]))
-    codes, ids = matrix.view()
-    assert len(matrix) == 2 and ids.tolist() == [1, 2]
-    with pytest.raises(ValueError):
-        codes[0, 0] = 5  # views are read-only
+    scores = rng.integers(-3, 4, size=40).astype(np.int32)
+    ids = random_ids(rng, 40)
+    hidden = rng.random(40) < 0.6
+    masked = np.where(hidden, np.iinfo(np.int32).min, scores)
+    eligible = int((~hidden).sum())
+    for k in (1, 5, eligible, eligible + 3, 40):
+        expected = sorted(
+            zip(ids[~hidden].tolist(), scores[~hidden].tolist(), strict=True),
+            key=lambda pair: (-pair[1], pair[0]),
+        )[:k]
+        assert selection.best(masked, ids, k, eligible=eligible) == expected

@@ -83,7 +83,7 @@ def tie_heavy(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def reference(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, int]]:
-    return selection._select(scores, ids, k)
+    return selection.best(scores, ids, k)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""Exact selection on a GPU (PyCUDA, optional) with the numpy reference as the fallback."""
+"""Exact selection on a GPU (PyCUDA, optional) with exact CPU selection as the fallback."""
 
-from .backend import CudaBackend, NumpyBackend, SelectionBackend, select_backend
+from .backend import CpuBackend, CudaBackend, SelectionBackend, select_backend
 
-__all__ = ["CudaBackend", "NumpyBackend", "SelectionBackend", "select_backend"]
+__all__ = ["CpuBackend", "CudaBackend", "SelectionBackend", "select_backend"]

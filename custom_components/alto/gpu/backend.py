@@ -1,8 +1,11 @@
-"""Selection backends: exact numpy on the CPU, or the CUDA kernels on a GPU, chosen at setup.
+"""Selection backends: exact selection on the CPU, or the CUDA kernels on a GPU, chosen at setup.
 
-Both return exactly ``memory.selection.top_k``'s answer. ``select_backend("auto", ...)`` tries
-CUDA and degrades to numpy with one warning line (Principle 4: a missing GPU never raises into a
-turn). PyCUDA is optional and imported only when CUDA is attempted.
+Both return exactly ``memory.selection.top_k``'s answer over the snapshot they were last given
+(``load``), restricted to the rows an ``allowed`` function of that snapshot selects when given.
+The CPU backend scores the memory state's own matrix in place (``memory.scoring``: onnxruntime's
+integer GEMM, numpy without it), so it keeps no copy of the codes. ``select_backend("auto", ...)``
+tries CUDA and degrades to the CPU with one warning line (Principle 4: a missing GPU never raises
+into a turn). PyCUDA is optional and imported only when CUDA is attempted.
 """
 
 from __future__ import annotations
@@ -10,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from ..memory import selection
+from ..memory import scoring, selection
+from ..memory.matrix import BLOCK_ROWS, Snapshot
+from ..memory.scoring import Allowed, Scorer
+from . import plan
 from .device import CudaDevice
 from .worker import OwnerThread
 
@@ -27,16 +32,21 @@ type Hits = list[tuple[int, int]]
 
 
 class SelectionBackend(Protocol):
-    """Exact top-k over a resident int8 code matrix; results are (object id, integer score)."""
+    """Exact top-k over a code matrix snapshot; results are (object id, integer score)."""
 
     name: str
 
-    def set_matrix(self, codes: np.ndarray, ids: np.ndarray) -> None: ...
-    def append(self, codes: np.ndarray, ids: np.ndarray) -> None: ...
-    def top_k(self, query_codes: np.ndarray, k: int) -> Hits: ...
-    def top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]: ...
-    async def async_top_k(self, query_codes: np.ndarray, k: int) -> Hits: ...
-    async def async_top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]: ...
+    def load(self, snapshot: Snapshot) -> None: ...
+    def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits: ...
+    def top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]: ...
+    async def async_top_k(
+        self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> Hits: ...
+    async def async_top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]: ...
     def close(self) -> None: ...
 
 
@@ -60,53 +70,44 @@ def _queries(queries: np.ndarray) -> np.ndarray:
     return np.array(batch)
 
 
-class NumpyBackend:
-    """The reference itself over a CodeMatrix; a lock makes appends safe against readers."""
+class CpuBackend:
+    """``memory.scoring`` over the loaded snapshot, which it shares rather than copies."""
 
-    name = "numpy"
+    def __init__(self, scorer: Scorer | None = None) -> None:
+        self._scorer = scorer or scoring.default_scorer()
+        self.name: str = self._scorer.name
+        self._snapshot: Snapshot | None = None
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._matrix: selection.CodeMatrix | None = None
+    def load(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot  # one reference swap: a running selection keeps its snapshot
 
-    def set_matrix(self, codes: np.ndarray, ids: np.ndarray) -> None:
-        codes, ids = selection.validate_rows(np.asarray(codes), ids)
-        matrix = selection.CodeMatrix(codes.shape[1], capacity=len(codes))
-        matrix.append(codes, ids)
-        with self._lock:
-            self._matrix = matrix
+    def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
+        return self.top_k_batch(_query(query_codes), k, allowed)[0]
 
-    def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
-        codes, ids = selection.validate_rows(np.asarray(codes), ids)
-        with self._lock:
-            if self._matrix is None:
-                self._matrix = selection.CodeMatrix(codes.shape[1])
-            self._matrix.append(codes, ids)
-
-    def _view(self) -> tuple[np.ndarray, np.ndarray] | None:
-        with self._lock:  # views stay valid after later appends, so read outside the lock
-            return None if self._matrix is None else self._matrix.view()
-
-    def top_k(self, query_codes: np.ndarray, k: int) -> Hits:
-        return self.top_k_batch(_query(query_codes), k)[0]
-
-    def top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]:
+    def top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]:
         batch = _queries(queries)
-        view = self._view()
-        if view is None:
+        snapshot = self._snapshot
+        if snapshot is None:
             return [[] for _ in range(len(batch))]
-        return selection.top_k_batch(view[0], view[1], batch, k)
+        mask = allowed(snapshot) if allowed is not None else None
+        return scoring.top_k_batch(snapshot, batch, k, scorer=self._scorer, allowed=mask)
 
-    async def async_top_k(self, query_codes: np.ndarray, k: int) -> Hits:
-        return (await self.async_top_k_batch(_query(query_codes), k))[0]
+    async def async_top_k(
+        self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> Hits:
+        return (await self.async_top_k_batch(_query(query_codes), k, allowed))[0]
 
-    async def async_top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]:
+    async def async_top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]:
         batch = _queries(queries)
-        return await asyncio.get_running_loop().run_in_executor(None, self.top_k_batch, batch, k)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.top_k_batch, batch, k, allowed)
 
     def close(self) -> None:
-        with self._lock:
-            self._matrix = None
+        self._snapshot = None
 
 
 class CudaBackend:
@@ -123,6 +124,21 @@ class CudaBackend:
         path = Path(cache_dir)
         self._owner = OwnerThread(lambda: CudaDevice(path, ordinal), name="alto-cuda")
         self.name: str = self._owner.submit(lambda device: device.name).result()
+        self._snapshot: Snapshot | None = None  # the last snapshot loaded, for masks
+        self._uploaded: tuple[int, int] | None = None  # (origin, rows) the device holds
+
+    def load(self, snapshot: Snapshot) -> None:
+        """Hold ``snapshot`` on the device. When the device holds an earlier snapshot of the same
+        matrix, only the rows added since are uploaded; otherwise all of them. A block at a time,
+        so the host never builds a second full copy of the codes."""
+        held, self._uploaded = self._uploaded, None  # a failed upload forces a full one next
+        start = held[1] if held and held[0] == snapshot.origin and held[1] <= len(snapshot) else 0
+        if start == 0:
+            self.set_matrix(np.zeros((0, snapshot.dim), np.int8), np.zeros(0, np.int64))
+        for first in range(start, len(snapshot), BLOCK_ROWS):
+            positions = np.arange(first, min(len(snapshot), first + BLOCK_ROWS))
+            self.append(snapshot.take(positions), snapshot.ids[positions])
+        self._snapshot, self._uploaded = snapshot, (snapshot.origin, len(snapshot))
 
     def set_matrix(self, codes: np.ndarray, ids: np.ndarray) -> None:
         self._owner.submit(CudaDevice.set_matrix, *_rows(codes, ids)).result()
@@ -130,17 +146,46 @@ class CudaBackend:
     def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
         self._owner.submit(CudaDevice.append, *_rows(codes, ids)).result()
 
-    def top_k(self, query_codes: np.ndarray, k: int) -> Hits:
-        return self.top_k_batch(_query(query_codes), k)[0]
+    def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
+        return self.top_k_batch(_query(query_codes), k, allowed)[0]
 
-    def top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]:
-        return self._top_k_batch(queries, k).result()
+    def top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]:
+        """With ``allowed``: the kernels select k plus the hidden rows and the hidden ones are
+        dropped; past ``plan.MAX_K`` the host scores the snapshot instead (``memory.scoring``)."""
+        if allowed is None:
+            return self._top_k_batch(queries, k).result()
+        batch, snapshot = _queries(queries), self._snapshot
+        if snapshot is None:
+            return [[] for _ in range(len(batch))]
+        mask = allowed(snapshot)
+        hidden = len(snapshot) - int(np.count_nonzero(mask))
+        if k + hidden > plan.MAX_K:
+            return scoring.top_k_batch(snapshot, batch, k, allowed=mask)
+        # Kept by membership in the allowed ids, so a row the device holds that this snapshot
+        # does not (a load under way) is never returned.
+        permitted = snapshot.ids[mask]
+        found = []
+        for hits in self._top_k_batch(batch, k + hidden).result():
+            ids = np.array([row_id for row_id, _ in hits], dtype=np.int64)
+            keep = np.isin(ids, permitted).tolist()
+            found.append([hit for hit, ok in zip(hits, keep, strict=True) if ok][:k])
+        return found
 
-    async def async_top_k(self, query_codes: np.ndarray, k: int) -> Hits:
-        return (await self.async_top_k_batch(_query(query_codes), k))[0]
+    async def async_top_k(
+        self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> Hits:
+        return (await self.async_top_k_batch(_query(query_codes), k, allowed))[0]
 
-    async def async_top_k_batch(self, queries: np.ndarray, k: int) -> list[Hits]:
-        return await asyncio.wrap_future(self._top_k_batch(queries, k))
+    async def async_top_k_batch(
+        self, queries: np.ndarray, k: int, allowed: Allowed | None = None
+    ) -> list[Hits]:
+        if allowed is None:
+            return await asyncio.wrap_future(self._top_k_batch(queries, k))
+        batch = _queries(queries)  # masks and the host path are CPU work: off the event loop
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.top_k_batch, batch, k, allowed)
 
     def _top_k_batch(self, queries: np.ndarray, k: int) -> Future[list[Hits]]:
         """k <= plan.MAX_K; a larger k raises ValueError through the future."""
@@ -156,10 +201,10 @@ class CudaBackend:
 
 
 def select_backend(mode: str, cache_dir: str | Path) -> SelectionBackend:
-    """``"off"``: numpy. ``"auto"``: CUDA when PyCUDA, a driver, a device and nvcc all work;
-    otherwise numpy after one warning line that says why."""
+    """``"off"``: the CPU. ``"auto"``: CUDA when PyCUDA, a driver, a device and nvcc all work;
+    otherwise the CPU after one warning line that says why."""
     if mode == "off":
-        return NumpyBackend()
+        return CpuBackend()
     if mode != "auto":
         raise ValueError(f"unknown GPU mode {mode!r} (expected 'auto' or 'off')")
     try:
@@ -167,8 +212,8 @@ def select_backend(mode: str, cache_dir: str | Path) -> SelectionBackend:
     except Exception as err:  # ImportError, pycuda.driver.Error, CompileError, OSError, ...
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
         _LOGGER.warning(
-            "GPU selection unavailable, using numpy: %s%s",
+            "GPU selection unavailable, using the CPU: %s%s",
             type(err).__name__,
             f": {reason}" if reason else "",
         )
-        return NumpyBackend()
+        return CpuBackend()

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from .selection import CodeMatrix, quantize
+from .matrix import CodeMatrix, Snapshot
+from .selection import quantize
 
 KIND_SOURCE = "source"
 KIND_EXPLICIT = "explicit"
@@ -183,65 +184,123 @@ class TableEntry:
 class MemoryState:
     """Rows by id plus their int8 codes: the exact image that selection runs against.
 
-    Codes live in a `selection.CodeMatrix` (append-only); a row's position is kept by id.
-    Superseding changes only the row's status. Deleting, or re-upserting an id with another
-    vector, rebuilds the matrix from the remaining rows: both are rare (forget, repair) and a
-    rebuild keeps every position exact.
+    Rows are kept without their float32 vectors: a vector is quantized once when its row
+    arrives, and only its codes stay, in a `matrix.CodeMatrix` (a row's position is kept by id).
+    Each position's tag encodes the row's scope and status, so a scoped selection is a mask over
+    a snapshot (`visibility`). Superseding changes the status and the tag. Deleting, or
+    re-upserting an id with other codes, compacts the codes into a new matrix: both are rare
+    (forget, repair), and the surviving rows keep their codes without being quantized again.
     """
 
     def __init__(self) -> None:
         self._rows: dict[int, Row] = {}
         self._matrix: CodeMatrix | None = None
         self._position: dict[int, int] = {}
+        # Scope -> tag index. Indices are never reused, so a mask built now reads old snapshots.
+        self._scopes: dict[str, int] = {}
         # Object-id order and source groups, rebuilt lazily after a change.
         self._ordered: list[Row] | None = None
         self._groups: dict[tuple[str, int], list[Row]] | None = None
         self.applied = 0
 
-    def load(self, rows: Iterable[Row], applied: int) -> None:
-        """Replace the state with stored rows (store open)."""
-        self._rows = {row.id: row for row in rows}
+    def _reset(self, applied: int) -> None:
+        self._rows, self._matrix, self._position = {}, None, {}
         self._ordered = self._groups = None
-        self._rebuild()
         self.applied = applied
 
-    def _rebuild(self) -> None:
-        self._matrix = None
-        self._position = {}
-        self._append(list(self._rows.values()))
+    def load(self, rows: Iterable[Row], applied: int) -> None:
+        """Replace the state with stored rows and their vectors (store open)."""
+        rows = list(rows)
+        self._reset(applied)
+        if rows:
+            self._add([replace(row, vector=b"") for row in rows], _quantized(rows))
 
-    def _append(self, rows: list[Row]) -> None:
-        if not rows:
-            return
-        codes = quantize(np.stack([vector_array(row.vector) for row in rows]))
-        if self._matrix is None:
-            self._matrix = CodeMatrix(codes.shape[1], len(rows))
-        base = len(self._matrix)
-        self._matrix.append(codes, np.array([row.id for row in rows], dtype=np.int64))
+    def restore(self, rows: Sequence[Row], blocks: Sequence[np.ndarray], applied: int) -> None:
+        """Replace the state with rows without vectors and their codes as `matrix` column
+        blocks, rows in position order (a checkpoint)."""
+        self._reset(applied)
+        if rows:
+            ids = np.array([row.id for row in rows], dtype=np.int64)
+            self._matrix = CodeMatrix.from_blocks(blocks, ids, self._tags(rows))
+            self._index(rows, 0)
+
+    def _tags(self, rows: Sequence[Row]) -> np.ndarray:
+        tags = []
+        for row in rows:
+            scope = self._scopes.setdefault(row.scope, len(self._scopes))
+            tags.append(2 * scope + (row.status == CURRENT))
+        return np.array(tags, dtype=np.int32)
+
+    def _index(self, rows: Sequence[Row], first: int) -> None:
         for offset, row in enumerate(rows):
-            self._position[row.id] = base + offset
+            self._rows[row.id] = row
+            self._position[row.id] = first + offset
+
+    def _add(self, rows: Sequence[Row], codes: np.ndarray) -> None:
+        if self._matrix is None or not len(self._matrix):  # the first rows set the dimension
+            self._matrix = CodeMatrix(codes.shape[1])
+        first = len(self._matrix)
+        ids = np.array([row.id for row in rows], dtype=np.int64)
+        self._matrix.append(codes, ids, self._tags(rows))
+        self._index(rows, first)
 
     def apply(self, mutation: Mutation) -> None:
         """Apply a mutation; idempotent."""
-        fresh: list[Row] = []
-        rebuild = False
-        for row in mutation.upsert:
-            old = self._rows.get(row.id)
-            rebuild |= old is not None and old.vector != row.vector
-            if old is None:
-                fresh.append(row)
-            self._rows[row.id] = row
+        upsert = mutation.upsert
+        codes = _quantized(upsert) if upsert else np.zeros((0, self.dim or 0), dtype=np.int8)
+        known = [i for i, row in enumerate(upsert) if row.id in self._rows]
+        fresh = [i for i, row in enumerate(upsert) if row.id not in self._rows]
+        changed = self._changed(upsert, known, codes)
+        for row in upsert:
+            self._rows[row.id] = replace(row, vector=b"")
         for row_id in mutation.supersede:
             if row_id in self._rows:
                 self._rows[row_id] = replace(self._rows[row_id], status=SUPERSEDED)
-        for row_id in mutation.delete:
-            rebuild |= self._rows.pop(row_id, None) is not None
-        if rebuild:
-            self._rebuild()
+        deleted = [row_id for row_id in mutation.delete if self._rows.pop(row_id, None)]
+        if deleted or changed:
+            self._compact(changed)
         else:
-            self._append(fresh)
+            self._retag([upsert[i].id for i in known] + list(mutation.supersede))
+        fresh = [i for i in fresh if upsert[i].id in self._rows]
+        if fresh:
+            self._add([self._rows[upsert[i].id] for i in fresh], codes[fresh])
         self._ordered = self._groups = None
         self.applied = max(self.applied, mutation.sequence)
+
+    def _changed(
+        self, upsert: Sequence[Row], known: list[int], codes: np.ndarray
+    ) -> dict[int, np.ndarray]:
+        """Codes of re-upserted rows that differ from the codes held for them, by id."""
+        if not known:
+            return {}
+        held = self.codes([self._rows[upsert[i].id] for i in known])
+        return {
+            upsert[i].id: codes[i]
+            for i, old in zip(known, held, strict=True)
+            if not np.array_equal(old, codes[i])
+        }
+
+    def _retag(self, ids: Sequence[int]) -> None:
+        rows = [self._rows[i] for i in ids if i in self._position]
+        if rows and self._matrix is not None:
+            positions = np.array([self._position[row.id] for row in rows], dtype=np.int64)
+            self._matrix.retag(positions, self._tags(rows))
+
+    def _compact(self, changed: dict[int, np.ndarray]) -> None:
+        """A new matrix of the stored rows that have a position, in position order."""
+        if self._matrix is None:
+            return
+        snapshot = self._matrix.snapshot()
+        kept = [i for i in snapshot.ids.tolist() if i in self._rows]
+        codes = snapshot.take(np.array([self._position[i] for i in kept], dtype=np.int64))
+        for index, row_id in enumerate(kept):
+            if row_id in changed:
+                codes[index] = changed[row_id]
+        rows = [self._rows[i] for i in kept]
+        # Empty but not None: a backend given its snapshot lets go of the deleted rows.
+        self._matrix, self._position = CodeMatrix(snapshot.dim), {}
+        if rows:
+            self._add(rows, codes)
 
     def get(self, row_id: int) -> Row | None:
         """The row with this id, if stored."""
@@ -280,13 +339,32 @@ class MemoryState:
         """The int8 code matrix of `rows`, in their order."""
         if self._matrix is None or not rows:
             return np.zeros((0, self.dim or 0), dtype=np.int8)
-        codes, _ = self._matrix.view()
-        return codes[[self._position[row.id] for row in rows]]
+        positions = np.array([self._position[row.id] for row in rows], dtype=np.int64)
+        return self._matrix.snapshot().take(positions)
+
+    def snapshot(self) -> Snapshot | None:
+        """The codes as they are now (None before any row arrived): what selection reads."""
+        return self._matrix.snapshot() if self._matrix is not None else None
+
+    def visibility(
+        self, viewer: str | None, *, current_only: bool = True
+    ) -> Callable[[Snapshot], np.ndarray]:
+        """The rows of a snapshot `viewer` may see (as `visible`), as a function of the snapshot:
+        a mask is computed from the tags of exactly the rows a selection scores."""
+        scopes = [HOUSEHOLD] if viewer is None else [HOUSEHOLD, viewer]
+        indices = [self._scopes[scope] for scope in scopes if scope in self._scopes]
+        tags = [2 * i + 1 for i in indices] + ([] if current_only else [2 * i for i in indices])
+        wanted = np.array(tags, dtype=np.int32)
+        return lambda snapshot: np.isin(snapshot.tags, wanted)
 
     @property
     def dim(self) -> int | None:
-        """Embedding dimension of the stored rows, None while empty."""
-        return self._matrix.dim if self._matrix is not None else None
+        """Embedding dimension of the stored rows, None while there are none."""
+        return self._matrix.dim if self._matrix is not None and len(self._matrix) else None
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+def _quantized(rows: Sequence[Row]) -> np.ndarray:
+    return quantize(np.stack([vector_array(row.vector) for row in rows]))

@@ -11,6 +11,7 @@ Pure numpy, no Home Assistant import: the GPU tests and the benchmark load it st
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,7 +25,7 @@ _FLOAT32_EXACT = 2**24
 _CHUNK_ROWS = 4096
 
 
-def quantize(vectors: np.ndarray | list) -> np.ndarray:
+def quantize(vectors: np.ndarray | Sequence[float] | Sequence[Sequence[float]]) -> np.ndarray:
     """L2-normalize each row in float64, then ``rint(x * 127)`` clipped to [-127, 127], int8.
 
     ``np.rint`` rounds half to even. The norm uses ``math.fsum`` (a correctly rounded sum), and
@@ -41,8 +42,14 @@ def quantize(vectors: np.ndarray | list) -> np.ndarray:
     squares = (rows * rows).tolist()
     norms = np.array([math.sqrt(math.fsum(r)) for r in squares], dtype=np.float64).reshape(-1, 1)
     unit = rows / np.where(norms > 0.0, norms, 1.0)
-    codes = np.clip(np.rint(unit * CODE_MAX), -CODE_MAX, CODE_MAX).astype(np.int8)
+    codes: np.ndarray = np.clip(np.rint(unit * CODE_MAX), -CODE_MAX, CODE_MAX).astype(np.int8)
     return codes[0] if x.ndim == 1 else codes
+
+
+def matmul_dtype(dim: int) -> type[np.float32] | type[np.int64]:
+    """The dtype whose matmul of ``dim``-long code vectors is exact and fastest: float32 BLAS
+    while ``dim * 127 * 127 < 2**24`` (see ``_FLOAT32_EXACT``), else int64."""
+    return np.float32 if dim * CODE_MAX * CODE_MAX < _FLOAT32_EXACT else np.int64
 
 
 def _check_codes(codes: np.ndarray, name: str, ndim: tuple[int, ...]) -> None:
@@ -56,7 +63,7 @@ def scores(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     """Exact integer dot products of int8 ``codes [n, d]`` with ``query_codes [d]`` or ``[q, d]``.
 
     Returns int64 ``[n]`` for one query, ``[q, n]`` for a batch. Codes must lie in [-127, 127]
-    (``quantize`` and ``CodeMatrix`` guarantee it). float32 BLAS while ``d * 127 * 127 < 2**24``
+    (``quantize`` and ``validate_rows`` guarantee it). float32 BLAS while ``d * 127 * 127 < 2**24``
     (exact, see ``_FLOAT32_EXACT``; the result is cast to int64 losslessly); otherwise an int64
     matmul, which is exact for any d but runs in numpy's own slower integer loop.
     """
@@ -66,7 +73,7 @@ def scores(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     queries = np.atleast_2d(query_codes)
     if queries.shape[1] != d:
         raise ValueError(f"query dimension {queries.shape[1]} != matrix dimension {d}")
-    dtype = np.float32 if d * CODE_MAX * CODE_MAX < _FLOAT32_EXACT else np.int64
+    dtype = matmul_dtype(d)
     right = queries.astype(dtype).T
     out = np.empty((len(queries), n), dtype=np.int64)
     slab = np.empty((min(n, _CHUNK_ROWS), d), dtype=dtype)
@@ -79,15 +86,19 @@ def scores(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     return out[0] if query_codes.ndim == 1 else out
 
 
-def _select(row_scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, int]]:
+def best(
+    row_scores: np.ndarray, ids: np.ndarray, k: int, *, eligible: int | None = None
+) -> list[tuple[int, int]]:
     """The k best (id, score): score descending, then id ascending; ties are never cut arbitrarily.
 
     The k-th best score is found with a partition; every row scoring at least that much is a
     candidate (so all rows tied at the boundary compete), and a lexsort on (-score, id) orders
-    the candidates exactly.
+    the candidates exactly. ``eligible`` (default: every row) says how many rows may be chosen:
+    a caller that filters rows sets the others to the score dtype's minimum, below any real
+    score, so with at most ``eligible`` rows chosen none of them ever is.
     """
     n = len(row_scores)
-    m = min(k, n)
+    m = min(k, n if eligible is None else eligible)
     if m <= 0:
         return []
     if m < n:
@@ -136,53 +147,4 @@ def top_k_batch(
         raise ValueError("ids must be one-dimensional with one id per row")
     if k <= 0 or len(codes) == 0:
         return [[] for _ in range(len(queries))]
-    return [_select(row, ids, k) for row in scores(codes, queries)]
-
-
-class CodeMatrix:
-    """A growable in-memory int8 code matrix with one int64 object id per row.
-
-    Appends copy into spare capacity and double it when full (amortized O(1) per row). ``view()``
-    returns read-only views of the filled rows; a later append never changes rows a view already
-    shows (it writes past them, or into a new buffer), so a reader can keep using its view.
-    """
-
-    def __init__(self, dim: int, capacity: int = 0) -> None:
-        if dim <= 0:
-            raise ValueError("dim must be positive")
-        self._codes = np.zeros((capacity, dim), dtype=np.int8)
-        self._ids = np.zeros(capacity, dtype=np.int64)
-        self._n = 0
-
-    @property
-    def dim(self) -> int:
-        return self._codes.shape[1]
-
-    def __len__(self) -> int:
-        return self._n
-
-    def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
-        """Append rows checked by ``validate_rows``; nothing changes when they are refused."""
-        codes, ids = validate_rows(codes, ids)
-        if codes.shape[1] != self.dim:
-            raise ValueError(f"code dimension {codes.shape[1]} != matrix dimension {self.dim}")
-        end = self._n + len(codes)
-        if end > len(self._codes):
-            self._grow(max(end, 2 * len(self._codes), 16))
-        self._codes[self._n : end] = codes
-        self._ids[self._n : end] = ids
-        self._n = end
-
-    def _grow(self, capacity: int) -> None:
-        codes = np.zeros((capacity, self.dim), dtype=np.int8)
-        ids = np.zeros(capacity, dtype=np.int64)
-        codes[: self._n] = self._codes[: self._n]
-        ids[: self._n] = self._ids[: self._n]
-        self._codes, self._ids = codes, ids
-
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        """(codes [n, d], ids [n]) of the filled rows, read-only."""
-        codes, ids = self._codes[: self._n], self._ids[: self._n]
-        codes.flags.writeable = False
-        ids.flags.writeable = False
-        return codes, ids
+    return [best(row, ids, k) for row in scores(codes, queries)]

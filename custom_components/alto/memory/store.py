@@ -5,10 +5,17 @@ every `Row` field (kind, owner, scope, actor, source_id, source_version, offset,
 sequence, target, model_digest, processor_digest; never None), the embedding the float32 vector.
 A second collection holds one record, the sequence of the last applied journal entry.
 
-Reads never query Chroma: `open_*` loads every record into a `MemoryState` (rows plus their int8
-codes in a `selection.CodeMatrix`), and recall and selection run exact integer scores on it, the
-same code replay runs, so results do not depend on Chroma's approximate index. Chroma is only
-the durable copy (embedded `PersistentClient`, or a Chroma server for larger homes).
+Reads never query Chroma: `open_*` loads the state into a `MemoryState` (rows plus their int8
+codes in a `matrix.CodeMatrix`, no float vectors), and recall and selection run exact integer
+scores on it (`scoring`: the library's integer GEMM, the same integers replay computes), so
+results do not depend on Chroma's approximate index. Chroma is only the durable copy (embedded
+`PersistentClient`, or a Chroma server for larger homes).
+
+With a `checkpoint.Checkpoint`, opening reads the verified checkpoint (and the journal entries
+after it) instead of every Chroma record, and falls back to Chroma when there is none. The store
+writes a checkpoint after a load from Chroma, every `CHECKPOINT_EVERY` entries, at close, and at
+once when rows are deleted: the file holds quotes, and forgetting must erase them (the old file
+is removed first, so a failed write leaves no copy behind).
 
 Chroma details that matter here: collections are opened with ``embedding_function=None`` (we
 always pass vectors and must never download a default model); the collection keeps Chroma's
@@ -24,6 +31,7 @@ writer, so nothing changes under it.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,15 +41,19 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings
 
+from .checkpoint import Checkpoint
 from .reasons import Refusal
 from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .references import Reference, select_references
-from .selection import top_k
+from .scoring import Scorer, default_scorer, top_k
+
+_LOGGER = logging.getLogger(__name__)
 
 COLLECTION = "alto_memory"
 STATE_COLLECTION = "alto_memory_state"
 _STATE_ID = "state"
 _PAGE = 1000
+CHECKPOINT_EVERY = 1024  # journal entries applied between two checkpoints while running
 
 
 def _settings() -> Settings:
@@ -53,30 +65,73 @@ def _settings() -> Settings:
 class MemoryStore:
     """Rows in Chroma, mirrored in memory for exact selection."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        checkpoint: Checkpoint | None = None,
+        scorer: Scorer | None = None,
+    ) -> None:
         self._client = client
         # Guards the mirror: the writer applies in an executor thread while readers may recall.
         self._lock = threading.Lock()
         self._rows = client.get_or_create_collection(COLLECTION, embedding_function=None)
         self._meta = client.get_or_create_collection(STATE_COLLECTION, embedding_function=None)
+        self.scorer = scorer or default_scorer()
+        self._checkpoint = checkpoint
+        self._saved = 0  # the sequence of the checkpoint on disk
         self.state = MemoryState()
-        self._load()
+        self._open()
 
     @classmethod
-    def open_persistent(cls, path: Path | str) -> MemoryStore:
+    def open_persistent(
+        cls, path: Path | str, *, checkpoint: Checkpoint | None = None
+    ) -> MemoryStore:
         """The embedded store under `path` (created if missing)."""
-        return cls(chromadb.PersistentClient(path=str(path), settings=_settings()))
+        client = chromadb.PersistentClient(path=str(path), settings=_settings())
+        return cls(client, checkpoint=checkpoint)
 
     @classmethod
-    def open_http(cls, host: str, port: int, *, ssl: bool = False) -> MemoryStore:
+    def open_http(
+        cls, host: str, port: int, *, ssl: bool = False, checkpoint: Checkpoint | None = None
+    ) -> MemoryStore:
         """A store on a Chroma server."""
-        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings()))
+        client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
+        return cls(client, checkpoint=checkpoint)
 
     def close(self) -> None:
-        """Release the client (SQLite handles of an embedded store)."""
+        """Write the checkpoint if it is behind, then release the client (SQLite handles)."""
+        if self._saved != self.state.applied:
+            self._save_checkpoint()
         self._client.close()
 
-    def _load(self) -> None:
+    def _open(self) -> None:
+        found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
+        applied = int(found["metadatas"][0]["applied"]) if found["ids"] else 0
+        restored = self._checkpoint.load(applied) if self._checkpoint and applied else None
+        if restored is not None and len(restored.state) == self._rows.count():
+            self.state, self._saved = restored.state, restored.saved
+            if restored.deleted or applied - restored.saved >= CHECKPOINT_EVERY:
+                self._save_checkpoint()
+            return
+        self._load(applied)
+        self._save_checkpoint()
+
+    def _save_checkpoint(self) -> None:
+        """Replace the checkpoint, if the store has one; a failure costs only a slower next start
+        (one warning)."""
+        if self._checkpoint is None:
+            return
+        try:
+            self._checkpoint.discard()
+            self._checkpoint.save(self.state)
+        except (OSError, ValueError) as err:
+            _LOGGER.warning("Memory checkpoint not written (next start reads Chroma): %s", err)
+            return
+        self._saved = self.state.applied
+
+    def _load(self, applied: int) -> None:
+        """Every record from Chroma, its vector quantized again (no usable checkpoint)."""
         rows: list[Row] = []
         offset = 0
         while True:
@@ -86,13 +141,11 @@ class MemoryStore:
             for row_id, document, metadata, embedding in zip(
                 page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True
             ):
-                vector = vector_bytes(np.asarray(embedding, dtype=np.float64))
+                vector = vector_bytes(embedding)
                 rows.append(Row.from_parts(int(row_id), document, dict(metadata), vector))
             if len(page["ids"]) < _PAGE:
                 break
             offset += _PAGE
-        found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
-        applied = int(found["metadatas"][0]["applied"]) if found["ids"] else 0
         self.state.load(rows, applied)
 
     def snapshot(self) -> dict[str, Any]:
@@ -146,6 +199,8 @@ class MemoryStore:
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
         with self._lock:
             self.state.apply(mutation)
+        if mutation.delete or self.state.applied - self._saved >= CHECKPOINT_EVERY:
+            self._save_checkpoint()
 
     def get(self, ids: Sequence[int]) -> list[Row]:
         """The stored rows among `ids`, in the given order."""
@@ -178,11 +233,11 @@ class MemoryStore:
         `query_codes` is `selection.quantize(embedding)` of the query text's embedding.
         """
         with self._lock:
-            rows = self.state.visible(viewer)
-            codes = self.state.codes(rows)
-        if not rows:
+            snapshot = self.state.snapshot()
+            allowed = self.state.visibility(viewer)
+        if snapshot is None:
             return []
-        ids = np.array([row.id for row in rows], dtype=np.int64)
-        by_id = {row.id: row for row in rows}
-        best = top_k(codes, ids, query_codes, limit)
-        return [(by_id[row_id], score) for row_id, score in best]
+        hits = top_k(snapshot, query_codes, limit, scorer=self.scorer, allowed=allowed(snapshot))
+        with self._lock:
+            found = [(self.state.get(row_id), score) for row_id, score in hits]
+        return [(row, score) for row, score in found if row is not None]

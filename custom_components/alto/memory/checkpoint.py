@@ -1,0 +1,232 @@
+"""A checkpoint of the memory state that the journal verifies: setup without reading every record.
+
+Loading a large store from Chroma means reading every record and quantizing every vector again;
+reconciling means reading the journal. A checkpoint is the state itself after journal entry
+``applied``: the rows (every field but the vector, which the state does not keep) and their int8
+codes as ``matrix`` column blocks, so loading it is a few large reads.
+
+The journal verifies it. The header records the hash of entry ``applied``; loading finds that
+entry by reading the journal backwards from its end and checks the entry's own hash and that it
+is the recorded one, so a checkpoint of another journal or of a damaged one is never used. A
+SHA-256 of the body catches a damaged file. The entries after ``applied`` up to the sequence the
+store reached (the checkpoint may be older: it is written every so often, not on every write) are
+applied to the image, each checked for its hash, its sequence and its link to the one before, as
+``replay.reconcile`` does. Any failed check: ``load`` returns None and the store reads Chroma.
+``replay.replay`` never uses a checkpoint; it still re-derives the whole journal.
+
+The file holds quotes, so forgetting must reach it: the store replaces it whenever rows are
+deleted (see ``store``). A save writes a temporary file, fsyncs it, renames it over the old one
+and fsyncs the directory.
+
+Layout: ``MAGIC``, the header (canonical JSON, one line), then the body: ids (int64 LE), every
+code block (int8, ``[dim, rows]`` C order), the rows (canonical JSON: one list of field values
+per row, in ``ROW_FIELDS`` order), all in position order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .journal import entry_hash
+from .matrix import BLOCK_ROWS
+from .records import MemoryState, Mutation, Row, canonical_json
+
+MAGIC = b"ALTO-MEMORY-CHECKPOINT 1\n"
+ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "vector")
+_READ_BACK = 1 << 20  # journal bytes read per step from the end
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """A state brought from a checkpoint to the store's sequence."""
+
+    state: MemoryState
+    saved: int  # the checkpoint's own sequence
+    deleted: bool  # an entry applied after it deleted rows (the file still holds their text)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The checkpoint file of one store and the journal that verifies it."""
+
+    path: Path
+    journal: Path
+
+    def load(self, target: int) -> Restored | None:
+        """The state after journal entry ``target``, or None when no verified checkpoint at or
+        before ``target`` exists (missing, damaged, or not this journal's)."""
+        try:
+            with self.path.open("rb") as file:
+                header, blocks, rows = _read(file)
+            if not 1 <= header["applied"] <= target:
+                return None
+            entries = _entries_from(self.journal, header["applied"])
+            return None if entries is None else _replayed(header, blocks, rows, entries, target)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, state: MemoryState) -> None:
+        """Write the state (after its last applied entry, which the journal must hold); with no
+        rows, remove the file instead."""
+        snapshot = state.snapshot()
+        if not len(state) or snapshot is None:
+            self.discard()
+            return
+        entries = _entries_from(self.journal, state.applied)
+        first = next(entries, None) if entries is not None else None
+        if first is None or first.get("sequence") != state.applied:
+            raise ValueError(f"the journal has no entry {state.applied} to verify a checkpoint")
+        if not _sound(first, first.get("hash")):
+            raise ValueError(f"journal entry {state.applied} is damaged")
+        rows = [state.get(row_id) for row_id in snapshot.ids.tolist()]
+        table = [[getattr(row, name) for name in ROW_FIELDS] for row in rows]
+        parts: list[bytes | memoryview] = [snapshot.ids.astype("<i8").tobytes()]
+        parts += [memoryview(block) for block in snapshot.blocks]
+        parts.append(canonical_json(table).encode("utf-8"))
+        digest = hashlib.sha256()
+        for part in parts:
+            digest.update(part)
+        header = {
+            "applied": state.applied,
+            "entry": first["hash"],
+            "dim": snapshot.dim,
+            "rows": len(snapshot),
+            "block_rows": snapshot.block_rows,
+            "fields": list(ROW_FIELDS),
+            "rows_bytes": len(parts[-1]),
+            "sha256": digest.hexdigest(),
+        }
+        _write_atomic(self.path, [MAGIC, (canonical_json(header) + "\n").encode(), *parts])
+
+    def discard(self) -> None:
+        """Remove the file (before a save that replaces it: a failed save leaves no old text)."""
+        self.path.unlink(missing_ok=True)
+
+
+def _replayed(
+    header: dict[str, Any],
+    blocks: list[np.ndarray],
+    rows: list[Row],
+    entries: Iterator[dict[str, Any]],
+    target: int,
+) -> Restored | None:
+    """The checkpoint's state brought to ``target`` by the journal entries after it."""
+    first = next(entries)
+    if first["sequence"] != header["applied"] or not _sound(first, header["entry"]):
+        return None
+    state = MemoryState()
+    state.restore(rows, blocks, header["applied"])
+    deleted, prev = False, first["hash"]
+    while state.applied < target:
+        entry = next(entries)
+        if (entry["sequence"], entry["prev"]) != (state.applied + 1, prev):
+            return None
+        if not _sound(entry, entry["hash"]):
+            return None
+        mutation = Mutation.from_json(entry["mutation"], entry["vectors"])
+        deleted |= bool(mutation.delete)
+        state.apply(mutation)
+        prev = entry["hash"]
+    return Restored(state, header["applied"], deleted)
+
+
+def _sound(entry: dict[str, Any], expected: object) -> bool:
+    return entry.get("hash") == expected == entry_hash(entry)
+
+
+def _read(file: io.BufferedReader) -> tuple[dict[str, Any], list[np.ndarray], list[Row]]:
+    """Header, code blocks and rows of a checkpoint; ValueError when anything is off."""
+    if file.read(len(MAGIC)) != MAGIC:
+        raise ValueError("not a checkpoint")
+    header = json.loads(file.readline())
+    if header["fields"] != list(ROW_FIELDS) or header["block_rows"] != BLOCK_ROWS:
+        raise ValueError("checkpoint of another row or block layout")
+    n, dim = int(header["rows"]), int(header["dim"])
+    digest = hashlib.sha256()
+    ids = _read_array(file, digest, np.dtype("<i8"), (n,))
+    blocks = [
+        _read_array(file, digest, np.dtype(np.int8), (dim, min(BLOCK_ROWS, n - start)))
+        for start in range(0, n, BLOCK_ROWS)
+    ]
+    table = file.read(int(header["rows_bytes"]))
+    digest.update(table)
+    if digest.hexdigest() != header["sha256"] or file.read(1):
+        raise ValueError("checkpoint body does not match its digest")
+    # Positional: ROW_FIELDS is Row's field order without the trailing vector (checked above).
+    rows = [Row(*values) for values in json.loads(table)]
+    if [row.id for row in rows] != ids.tolist():
+        raise ValueError("checkpoint rows do not match their ids")
+    return header, blocks, rows
+
+
+def _read_array(
+    file: io.BufferedReader, digest: Any, dtype: np.dtype, shape: tuple[int, ...]
+) -> np.ndarray:
+    array = np.empty(shape, dtype=dtype)
+    view = memoryview(array).cast("B")
+    if file.readinto(view) != len(view):
+        raise ValueError("checkpoint is truncated")
+    digest.update(view)
+    return array
+
+
+def _entries_from(journal: Path, first: int) -> Iterator[dict[str, Any]] | None:
+    """Parsed journal entries ``first`` .. last (complete lines only), read from the end of the
+    file backwards, so a recent ``first`` costs a recent tail; None when there is no such entry."""
+    try:
+        with journal.open("rb") as file:
+            lines = _lines_back(file, first)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return None if lines is None else (json.loads(line) for line in lines)
+
+
+def _lines_back(file: io.BufferedReader, first: int) -> list[bytes] | None:
+    position = file.seek(0, os.SEEK_END)
+    chunks: list[bytes] = []
+    breaks = 0  # LFs read; the bytes after the last LF are a torn line, never an entry
+    wanted: int | None = None
+    while True:
+        # Complete lines read: one per LF, less the first one unless the file starts there.
+        complete = breaks if position == 0 else breaks - 1
+        if wanted is None and complete >= 1:
+            data = b"".join(chunks)
+            last = data[: data.rfind(b"\n")].rsplit(b"\n", 1)[-1]
+            wanted = json.loads(last)["sequence"] - first + 1
+            if wanted < 1:
+                return None
+        if wanted is not None and complete >= wanted:
+            lines = b"".join(chunks)
+            found = lines[: lines.rfind(b"\n")].split(b"\n")
+            return found[len(found) - wanted :]
+        if position == 0:
+            return None
+        step = min(_READ_BACK, position)
+        position -= step
+        file.seek(position)
+        chunks.insert(0, file.read(step))
+        breaks += chunks[0].count(b"\n")
+
+
+def _write_atomic(path: Path, parts: list[bytes | memoryview]) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("wb") as file:
+        for part in parts:
+            file.write(part)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+    descriptor = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,215 @@
+"""The checkpoint: setup without reading Chroma, verified by the journal, erased on forget."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from custom_components.alto.memory import checkpoint as checkpoint_module
+from custom_components.alto.memory.checkpoint import Checkpoint
+from custom_components.alto.memory.intake import forget, remember
+from custom_components.alto.memory.journal import Journal, entry_hash
+from custom_components.alto.memory.pipeline import IntakeInput
+from custom_components.alto.memory.records import (
+    HOUSEHOLD,
+    MemoryState,
+    Mutation,
+    Row,
+    canonical_json,
+    vector_bytes,
+)
+from custom_components.alto.memory.store import MemoryStore
+
+from .conftest import USER_A, FakeModel
+from .test_corrections import codes_for
+from .test_intake import fake_embed, intake, many
+
+SECRET = "The spare key is under the blue flowerpot."
+
+
+def open_store(tmp_path: Path, *, with_checkpoint: bool = True) -> MemoryStore:
+    found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
+    return MemoryStore.open_persistent(
+        tmp_path / "chroma", checkpoint=found if with_checkpoint else None
+    )
+
+
+@pytest.fixture
+def chroma_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the stores that read every Chroma record (no usable checkpoint)."""
+    calls: list[int] = []
+    original = MemoryStore._load
+
+    def counted(self: MemoryStore, applied: int) -> None:
+        calls.append(applied)
+        original(self, applied)
+
+    monkeypatch.setattr(MemoryStore, "_load", counted)
+    return calls
+
+
+async def fill(store: MemoryStore, journal: Journal, prefix: str = "in") -> None:
+    await intake(many(5, prefix), store, journal, FakeModel(mentions=("Anna",)))
+    await intake(
+        [IntakeInput("Actually the bins go out on Monday.", f"{prefix}/x")],
+        store,
+        journal,
+        FakeModel(),
+    )
+    item = IntakeInput(SECRET, f"{prefix}/key", owner=USER_A, scope=USER_A, actor=USER_A)
+    await remember(item, store=store, journal=journal, embed=fake_embed)
+
+
+def image(store: MemoryStore) -> tuple[Any, ...]:
+    rows = store.state.rows()
+    return rows, store.state.codes(rows).tolist(), store.applied
+
+
+async def test_reopening_reads_the_checkpoint_not_chroma(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int]
+) -> None:
+    store = open_store(tmp_path)
+    await fill(store, journal)
+    before = image(store)
+    query = await codes_for("bins key peanuts")
+    recalled = store.recall(query, USER_A, 8)
+    store.close()
+    assert chroma_loads == [0]  # the first open, of an empty store
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0] and image(reopened) == before
+    assert reopened.recall(query, USER_A, 8) == recalled
+    reopened.close()
+    from_chroma = open_store(tmp_path, with_checkpoint=False)
+    assert image(from_chroma) == before
+    from_chroma.close()
+
+
+async def test_an_older_checkpoint_catches_up_from_the_journal(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(tmp_path)
+    await fill(store, journal, "one")
+    store.close()
+    store = open_store(tmp_path)
+    await fill(store, journal, "two")
+    expected = image(store)
+    store._client.close()  # a crash: the checkpoint stays three entries behind
+    monkeypatch.setattr(checkpoint_module, "_READ_BACK", 97)  # read back in many small steps
+    with (tmp_path / "journal.jsonl").open("ab") as file:
+        file.write(b'{"sequence": 99, "torn')  # a torn final line is no entry
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0] and image(reopened) == expected
+    reopened.close()
+
+
+def flip_body_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-3])
+
+
+def foreign_journal(path: Path) -> None:
+    """The journal of another store: same length, a sound last entry, but another one."""
+    journal = path.with_name("journal.jsonl")
+    lines = journal.read_bytes().split(b"\n")
+    entry = json.loads(lines[-2])
+    entry["request"]["inputs"][0]["text"] += " (another)"
+    entry["hash"] = entry_hash(entry)
+    lines[-2] = canonical_json(entry).encode()
+    journal.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize("damage", [flip_body_byte, truncate, foreign_journal, Path.unlink])
+async def test_an_unverified_checkpoint_is_never_used(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int], damage: Any
+) -> None:
+    store = open_store(tmp_path)
+    await fill(store, journal)
+    expected = image(store)
+    store.close()
+    damage(tmp_path / "memory.checkpoint")
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0, expected[2]] and image(reopened) == expected
+    reopened.close()
+    again = open_store(tmp_path)  # the Chroma load wrote a good checkpoint
+    assert len(chroma_loads) == 2 and image(again) == expected
+    again.close()
+
+
+async def test_forgetting_rewrites_the_checkpoint_without_the_quote(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int]
+) -> None:
+    store = open_store(tmp_path)
+    await fill(store, journal)
+    store.close()
+    path = tmp_path / "memory.checkpoint"
+    assert SECRET.encode() in path.read_bytes()
+    store = open_store(tmp_path)
+    [key] = [row.id for row in store.rows(USER_A) if row.document == SECRET]
+    result = await forget([key], viewer=USER_A, store=store, journal=journal)
+    assert result.admitted
+    assert SECRET.encode() not in path.read_bytes()
+    assert not path.with_name(path.name + ".tmp").exists()
+    expected = image(store)
+    store._client.close()  # no close: the checkpoint was written by the forget itself
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0] and image(reopened) == expected
+    reopened.close()
+
+
+async def test_a_checkpoint_that_cannot_be_written_costs_one_warning(
+    tmp_path: Path,
+    journal: Journal,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = open_store(tmp_path)
+    await fill(store, journal)
+
+    def refuse(self: Checkpoint, state: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Checkpoint, "save", refuse)
+    with caplog.at_level(logging.WARNING, "custom_components.alto.memory.store"):
+        store.close()
+    [warning] = [r for r in caplog.records if r.name == "custom_components.alto.memory.store"]
+    assert "disk full" in warning.getMessage()
+    assert not (tmp_path / "memory.checkpoint").exists()
+
+
+async def test_forgetting_the_last_row_removes_the_checkpoint(
+    tmp_path: Path, journal: Journal
+) -> None:
+    store = open_store(tmp_path)
+    item = IntakeInput(SECRET, "k/1", owner=USER_A, scope=USER_A, actor=USER_A)
+    await remember(item, store=store, journal=journal, embed=fake_embed)
+    store.close()
+    path = tmp_path / "memory.checkpoint"
+    assert path.exists()
+    store = open_store(tmp_path)
+    await forget([store.state.rows()[0].id], viewer=USER_A, store=store, journal=journal)
+    assert len(store.state) == 0 and not path.exists()
+    store.close()
+    reopened = open_store(tmp_path)
+    assert len(reopened.state) == 0 and reopened.state.snapshot() is None
+    reopened.close()
+
+
+def test_a_checkpoint_needs_its_journal_entry(tmp_path: Path) -> None:
+    """Saving a state whose last entry the journal lacks is refused, not written unverified."""
+    state = MemoryState()
+    vector = vector_bytes([1.0, 0.0])
+    row = Row(1, "x", "source", HOUSEHOLD, HOUSEHOLD, "unknown", "s", 1, 0, 1, vector=vector)
+    state.apply(Mutation(3, (row,)))
+    found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
+    with pytest.raises(ValueError):
+        found.save(state)
+    assert not found.path.exists() and found.load(3) is None

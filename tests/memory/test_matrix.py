@@ -1,0 +1,143 @@
+"""The resident code matrix: column blocks, immutable snapshots, bounded copies, refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from custom_components.alto.memory.matrix import CodeMatrix, Snapshot
+
+
+def grow(
+    matrix: CodeMatrix, rng: np.random.Generator, sizes: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Append random rows in steps of `sizes`; the row-major codes, ids and tags appended."""
+    codes, ids, tags = [], [], []
+    for size in sizes:
+        part = rng.integers(-127, 128, size=(size, matrix.dim), dtype=np.int8)
+        part_ids = rng.integers(-(2**62), 2**62, size=size)
+        part_tags = rng.integers(0, 9, size=size)
+        matrix.append(part, part_ids, part_tags)
+        codes.append(part)
+        ids.append(part_ids)
+        tags.append(part_tags)
+    return np.concatenate(codes), np.concatenate(ids), np.concatenate(tags)
+
+
+def assert_holds(snapshot: Snapshot, codes: np.ndarray, ids: np.ndarray, tags: np.ndarray) -> None:
+    assert len(snapshot) == len(codes)
+    assert np.array_equal(snapshot.take(np.arange(len(codes))), codes)
+    assert np.array_equal(snapshot.ids, ids) and np.array_equal(snapshot.tags, tags)
+    for first, block, sums in snapshot.spans():
+        rows = codes[first : first + block.shape[1]]
+        assert np.array_equal(block, rows.T) and block.flags.c_contiguous
+        assert np.array_equal(sums, rows.sum(axis=1))
+
+
+def test_blocks_grow_and_every_snapshot_keeps_its_rows() -> None:
+    rng = np.random.default_rng(1)
+    matrix = CodeMatrix(6, block_rows=5)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    seen: list[tuple[Snapshot, int]] = []
+    for sizes in ([0], [1], [3], [1], [12], [5], [2, 2]):
+        parts.append(grow(matrix, rng, sizes))
+        codes, ids, tags = (np.concatenate(column) for column in zip(*parts, strict=True))
+        snapshot = matrix.snapshot()
+        assert_holds(snapshot, codes, ids, tags)
+        widths = [block.shape[1] for block in snapshot.blocks]
+        assert all(w == 5 for w in widths[:-1]) and (not widths or 0 < widths[-1] <= 5)
+        seen.append((snapshot, len(codes)))
+    for snapshot, n in seen:  # later appends changed none of the earlier snapshots
+        assert_holds(snapshot, codes[:n], ids[:n], tags[:n])
+    assert len({snapshot.origin for snapshot, _ in seen}) == 1
+
+
+def test_an_append_copies_at_most_the_last_block() -> None:
+    rng = np.random.default_rng(2)
+    matrix = CodeMatrix(4, block_rows=8)
+    grow(matrix, rng, [27])
+    before = matrix.snapshot().blocks
+    grow(matrix, rng, [1])
+    after = matrix.snapshot().blocks
+    assert all(a is b for a, b in zip(before[:-1], after, strict=False))  # full blocks shared
+    assert before[-1] is not after[-1] and after[-1].shape[1] == 4
+
+
+def test_retag_leaves_earlier_snapshots_alone() -> None:
+    matrix = CodeMatrix(3)
+    matrix.append(np.ones((4, 3), np.int8), np.arange(4), np.array([1, 1, 3, 3]))
+    old = matrix.snapshot()
+    matrix.retag(np.array([0, 2]), np.array([0, 2]))
+    assert old.tags.tolist() == [1, 1, 3, 3]
+    assert matrix.snapshot().tags.tolist() == [0, 1, 2, 3]
+
+
+def test_snapshots_are_read_only() -> None:
+    matrix = CodeMatrix(3)
+    matrix.append(np.ones((2, 3), np.int8), np.arange(2), np.zeros(2))
+    snapshot = matrix.snapshot()
+    for array in (snapshot.blocks[0], snapshot.sums[0], snapshot.ids, snapshot.tags):
+        with pytest.raises(ValueError):
+            array[0] = 5
+
+
+def test_refusals_change_nothing() -> None:
+    matrix = CodeMatrix(4)
+    matrix.append(np.ones((2, 4), np.int8), np.array([1, 2]), np.zeros(2))
+    refused = [
+        (np.full((1, 4), -128, np.int8), [3], [0]),  # outside [-127, 127]
+        (np.ones((1, 5), np.int8), [3], [0]),  # another dimension
+        (np.ones((1, 4), np.int16), [3], [0]),  # not int8
+        (np.ones((2, 4), np.int8), [3], [0]),  # one id for two rows
+        (np.ones((1, 4), np.int8), [3], [0, 0]),  # two tags for one row
+    ]
+    for codes, ids, tags in refused:
+        with pytest.raises((ValueError, TypeError)):
+            matrix.append(codes, np.array(ids), np.array(tags))
+    snapshot = matrix.snapshot()
+    assert len(matrix) == 2 and snapshot.ids.tolist() == [1, 2]
+    assert np.array_equal(snapshot.take(np.arange(2)), np.ones((2, 4), np.int8))
+    with pytest.raises(ValueError):
+        CodeMatrix(0)
+
+
+def test_from_blocks_adopts_a_snapshot_layout() -> None:
+    rng = np.random.default_rng(3)
+    source = CodeMatrix(5, block_rows=4)
+    codes, ids, tags = grow(source, rng, [10])
+    blocks = list(source.snapshot().blocks)
+    adopted = CodeMatrix.from_blocks(blocks, ids, tags, block_rows=4)
+    assert adopted.origin != source.origin
+    assert_holds(adopted.snapshot(), codes, ids, tags)
+    assert all(a is b for a, b in zip(adopted.snapshot().blocks, blocks, strict=True))
+    more, more_ids, more_tags = grow(adopted, rng, [3])
+    assert_holds(
+        adopted.snapshot(),
+        np.concatenate([codes, more]),
+        np.concatenate([ids, more_ids]),
+        np.concatenate([tags, more_tags]),
+    )
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        [],
+        [np.ones((5, 3), np.int8), np.ones((5, 4), np.int8)],  # a short block before the last
+        [np.ones((5, 4), np.int8), np.ones((5, 0), np.int8)],  # an empty last block
+        [np.ones((5, 4), np.int8), np.ones((6, 2), np.int8)],  # two dimensions
+        [np.full((5, 4), -128, np.int8)],  # outside [-127, 127]
+        [np.ones((5, 4), np.int16)],  # not int8
+    ],
+)
+def test_from_blocks_refuses_what_no_matrix_holds(blocks: list[np.ndarray]) -> None:
+    n = sum(block.shape[1] for block in blocks)
+    with pytest.raises(ValueError):
+        CodeMatrix.from_blocks(blocks, np.arange(n), np.zeros(n), block_rows=4)
+
+
+def test_from_blocks_needs_one_id_and_tag_per_row() -> None:
+    with pytest.raises(ValueError):
+        CodeMatrix.from_blocks([np.ones((5, 4), np.int8)], np.arange(3), np.zeros(3), 4)
+    with pytest.raises(ValueError):
+        CodeMatrix.from_blocks([np.ones((5, 4), np.int8)], np.arange(4), np.zeros(3), 4)

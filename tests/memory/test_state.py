@@ -1,0 +1,131 @@
+"""The memory state keeps int8 codes and rows without vectors, and masks by scope and status."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from custom_components.alto.memory.records import (
+    HOUSEHOLD,
+    MemoryState,
+    Mutation,
+    Row,
+    vector_array,
+    vector_bytes,
+)
+from custom_components.alto.memory.selection import quantize
+
+USERS = ("a" * 32, "b" * 32)
+RNG = np.random.default_rng(0)
+
+
+def make_row(row_id: int, scope: str = HOUSEHOLD, vector: list[float] | None = None) -> Row:
+    values = vector if vector is not None else RNG.normal(size=12).tolist()
+    return Row(
+        id=row_id,
+        document=f"memory {row_id}",
+        kind="source",
+        owner=scope,
+        scope=scope,
+        actor="unknown",
+        source_id=f"s/{row_id}",
+        source_version=1,
+        offset=0,
+        length=8,
+        vector=vector_bytes(values),
+    )
+
+
+def populated() -> tuple[MemoryState, list[Row]]:
+    rows = [make_row(i, (HOUSEHOLD, *USERS)[i % 3]) for i in range(1, 31)]
+    state = MemoryState()
+    state.apply(Mutation(1, tuple(rows[:20])))
+    state.apply(Mutation(2, tuple(rows[20:]), supersede=(4, 5, 6)))
+    return state, rows
+
+
+def codes_of(rows: list[Row]) -> np.ndarray:
+    return quantize(np.stack([vector_array(row.vector) for row in rows]))
+
+
+def test_rows_are_kept_without_vectors_and_codes_are_the_quantized_vectors() -> None:
+    state, rows = populated()
+    assert all(row.vector == b"" for row in state.rows())
+    assert [row.id for row in state.rows()] == [row.id for row in rows]
+    assert np.array_equal(state.codes(state.rows()), codes_of(rows))
+    reloaded = MemoryState()
+    reloaded.load([replace(row, status=state.rows()[i].status) for i, row in enumerate(rows)], 2)
+    assert reloaded.rows() == state.rows() and reloaded.applied == 2
+    assert np.array_equal(reloaded.codes(reloaded.rows()), codes_of(rows))
+
+
+def test_visibility_masks_the_rows_visible_returns() -> None:
+    state, _ = populated()
+    snapshot = state.snapshot()
+    assert snapshot is not None
+    for viewer in (None, *USERS, "someone else"):
+        for current_only in (True, False):
+            mask = state.visibility(viewer, current_only=current_only)(snapshot)
+            expected = {row.id for row in state.visible(viewer, current_only=current_only)}
+            assert set(snapshot.ids[mask].tolist()) == expected
+
+
+def test_superseding_retags_without_changing_earlier_snapshots() -> None:
+    state, _ = populated()
+    before = state.snapshot()
+    assert before is not None
+    state.apply(Mutation(3, supersede=(3,)))  # a household row
+    after = state.snapshot()
+    assert after is not None and after.origin == before.origin
+    assert 3 in before.ids[state.visibility(None)(before)].tolist()
+    assert 3 not in after.ids[state.visibility(None)(after)].tolist()
+
+
+def test_deleting_compacts_into_a_new_matrix_and_keeps_the_codes() -> None:
+    state, rows = populated()
+    before = state.snapshot()
+    assert before is not None
+    state.apply(Mutation(3, delete=(2, 17, 30)))
+    after = state.snapshot()
+    assert after is not None and after.origin != before.origin and len(after) == 27
+    kept = [row for row in rows if row.id not in (2, 17, 30)]
+    assert np.array_equal(state.codes([state.get(row.id) for row in kept]), codes_of(kept))
+    assert len(before) == 30  # the old snapshot still holds every row
+    assert set(after.ids[state.visibility(USERS[0])(after)].tolist()) == {
+        row.id for row in state.visible(USERS[0])
+    }
+
+
+def test_reupserting_other_codes_compacts_and_the_same_codes_do_not() -> None:
+    state, rows = populated()
+    origin = state.snapshot().origin
+    state.apply(Mutation(2, tuple(rows[20:]), supersede=(4, 5, 6)))  # applied again
+    assert state.snapshot().origin == origin and len(state) == 30
+    moved = make_row(7, HOUSEHOLD, [1.0] + [0.0] * 11)
+    state.apply(Mutation(3, (moved,)))
+    assert state.snapshot().origin != origin and len(state.snapshot()) == 30
+    assert state.codes([state.get(7)]).tolist() == [[127] + [0] * 11]
+
+
+def test_restore_takes_blocks_as_they_are() -> None:
+    state, _ = populated()
+    snapshot = state.snapshot()
+    rows = [state.get(row_id) for row_id in snapshot.ids.tolist()]
+    restored = MemoryState()
+    restored.restore(rows, snapshot.blocks, 2)
+    assert restored.rows() == state.rows() and restored.applied == 2
+    assert all(a is b for a, b in zip(restored.snapshot().blocks, snapshot.blocks, strict=True))
+    for viewer in (None, USERS[1]):
+        assert restored.visible(viewer) == state.visible(viewer)
+        mask = restored.visibility(viewer)(restored.snapshot())
+        assert set(snapshot.ids[mask].tolist()) == {row.id for row in state.visible(viewer)}
+
+
+def test_deleting_every_row_leaves_an_empty_snapshot_and_no_dimension() -> None:
+    state, rows = populated()
+    state.apply(Mutation(3, delete=tuple(row.id for row in rows)))
+    snapshot = state.snapshot()
+    assert snapshot is not None and len(snapshot) == 0 and state.dim is None
+    state.apply(Mutation(4, (make_row(99, vector=[0.0, 1.0, 0.0]),)))  # another model's size
+    assert state.dim == 3 and state.codes([state.get(99)]).tolist() == [[0, 127, 0]]
