@@ -10,7 +10,12 @@ import pytest
 from homeassistant.util.ssl import get_default_context
 
 from custom_components.alto import model_client
-from custom_components.alto.model_client import ModelFailure, classify_failure, make_client
+from custom_components.alto.model_client import (
+    ModelFailure,
+    classify_failure,
+    make_client,
+    normalize_url,
+)
 
 
 def test_classify_sees_the_httpx_that_ollama_raises() -> None:
@@ -52,3 +57,21 @@ async def test_client_uses_home_assistants_ssl_context_and_the_key() -> None:
         assert "authorization" not in plain._client.headers
     finally:
         await plain.close()
+
+
+@pytest.mark.parametrize(
+    ("given", "normalized"),
+    [
+        ("http://127.0.0.1:11434", "http://127.0.0.1:11434"),
+        ("http://127.0.0.1:11434/", "http://127.0.0.1:11434"),
+        (" http://localhost:11434 ", "http://127.0.0.1:11434"),
+        ("HTTP://LocalHost:11434/", "http://127.0.0.1:11434"),
+        ("https://ollama.example:443/", "https://ollama.example"),
+        ("http://me:pw@Ollama.Example:8080/api/", "http://me:pw@ollama.example:8080/api"),
+        ("http://[::1]:11434", "http://[::1]:11434"),
+        ("not a url", "not a url"),
+    ],
+)
+def test_one_spelling_per_server(given: str, normalized: str) -> None:
+    """The same Ollama spelled three ways is one URL, so it cannot be added three times."""
+    assert normalize_url(given) == normalized

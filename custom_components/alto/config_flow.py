@@ -72,7 +72,14 @@ from .const import (
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
-from .model_client import ModelFailure, classify_failure, close_client, list_models, make_client
+from .model_client import (
+    ModelFailure,
+    classify_failure,
+    close_client,
+    list_models,
+    make_client,
+    normalize_url,
+)
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 TITLE = "Alto"
@@ -120,7 +127,7 @@ def _url_schema(default: str) -> probatio.Schema:
 
 def _connection(user_input: Mapping[str, Any]) -> dict[str, str]:
     """URL and (only when given) API key, as the entry stores them."""
-    data = {CONF_URL: str(user_input[CONF_URL]).strip()}
+    data = {CONF_URL: normalize_url(str(user_input[CONF_URL]))}
     if api_key := str(user_input.get(CONF_API_KEY) or "").strip():
         data[CONF_API_KEY] = api_key
     return data

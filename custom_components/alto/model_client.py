@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import ollama
@@ -36,6 +37,36 @@ class ServedModel:
 
     name: str
     digest: str
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_url(url: str) -> str:
+    """One spelling per server, so the same Ollama cannot be added twice.
+
+    Scheme and host lowercased, a loopback name spelled 127.0.0.1, a default port and a trailing
+    slash dropped; user info, path and query are kept as given. A URL that does not parse is
+    returned stripped, for the URL check to refuse.
+    """
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return url
+    if not parts.scheme or not host:
+        return url
+    scheme = parts.scheme.lower()
+    host = "127.0.0.1" if host in LOOPBACK_NAMES else host
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        netloc = f"{netloc}:{port}"
+    if parts.username is not None:
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
 def make_client(url: str, timeout: float, api_key: str | None = None) -> ollama.AsyncClient:
