@@ -15,6 +15,7 @@ private thought channel.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -137,12 +138,19 @@ async def async_run_turn(
             hass,
             runtime.memory.async_intake_turn(
                 user_input.text,
-                source_id=f"conversation/{conversation_id}/{ulid_now()}",
+                source_id=_source_id(conversation_id),
                 actor=actor,
             ),
             "alto_memory_intake",
         )
     return _result(user_input, chat_log, text)
+
+
+def _source_id(conversation_id: str) -> str:
+    """The source id of a turn's memory, valid for any conversation id (whatever its length
+    or characters): the id's digest names the conversation, a ULID the turn."""
+    digest = hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"conversation/{digest[:32]}/{ulid_now()}"
 
 
 def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
