@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import json
 from collections import deque
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,9 @@ from unittest.mock import patch
 import pytest
 from homeassistant.components import conversation, persistent_notification
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
-from homeassistant.const import EVENT_CALL_SERVICE, Platform
 from homeassistant.core import Context, Event, HomeAssistant
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
-from homeassistant.helpers import intent
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -33,8 +30,8 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text
+from .helpers import answered, converse_and_settle, speech
 
-AGENT = "conversation.alto"
 EVENT = "alto_intent_captured"
 EVENT_ENTITY = "event.alto_intents"
 BREADCRUMB = "Earlier this session Alto carried out:"
@@ -55,32 +52,6 @@ ALTO_PACKAGE = Path(__file__).parents[2] / "custom_components" / "alto"
 
 
 # --- harness ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def demo_home(hass: HomeAssistant) -> AsyncGenerator[None]:
-    """HA's demo lights, locks, covers, climates and switches (locks act without delay)."""
-    platforms = [Platform.LIGHT, Platform.LOCK, Platform.COVER, Platform.CLIMATE, Platform.SWITCH]
-    with (
-        patch(
-            "homeassistant.components.demo.COMPONENTS_WITH_CONFIG_ENTRY_DEMO_PLATFORM", platforms
-        ),
-        patch(f"{DEMO}.lock.LOCK_UNLOCK_DELAY", 0),
-    ):
-        assert await async_setup_component(hass, "demo", {})
-        await hass.async_block_till_done()
-        assert hass.states.get("light.bed_light").state == "off"
-        assert hass.states.get("lock.front_door").state == "locked"
-        yield
-        # Unload while the platform list is still patched (HA unloads the same list).
-        for entry in hass.config_entries.async_entries("demo"):
-            await hass.config_entries.async_unload(entry.entry_id)
-
-
-@pytest.fixture
-async def alto(demo_home: None, setup_alto: MockConfigEntry) -> MockConfigEntry:
-    """Alto set up after the demo home."""
-    return setup_alto
 
 
 @pytest.fixture
@@ -145,42 +116,6 @@ def intents(hass: HomeAssistant) -> list[Event]:
     return async_capture_events(hass, EVENT)
 
 
-@pytest.fixture
-def service_calls(hass: HomeAssistant) -> list[Event]:
-    """Every service call on the bus (Alto's and anyone's)."""
-    return async_capture_events(hass, EVENT_CALL_SERVICE)
-
-
-async def converse(
-    hass: HomeAssistant,
-    text: str,
-    conversation_id: str | None = None,
-    context: Context | None = None,
-    device_id: str | None = None,
-) -> conversation.ConversationResult:
-    result = await conversation.async_converse(
-        hass,
-        text,
-        conversation_id,
-        context or Context(),
-        language="en",
-        agent_id=AGENT,
-        device_id=device_id,
-    )
-    await hass.async_block_till_done()
-    return result
-
-
-def speech(result: conversation.ConversationResult) -> str:
-    return result.response.speech["plain"]["speech"]
-
-
-def answered(result: conversation.ConversationResult) -> bool:
-    return result.response.response_type is not intent.IntentResponseType.ERROR and bool(
-        speech(result)
-    )
-
-
 def verdicts(events: list[Event]) -> list[str]:
     return [event.data["verdict"] for event in events]
 
@@ -228,7 +163,8 @@ def has_breadcrumb(body: dict[str, Any]) -> bool:
     )
 
 
-def call(entity: str, service: str, **data: Any) -> dict[str, Any]:
+def call_ha_service(entity: str, service: str, **data: Any) -> dict[str, Any]:
+    """A `call_ha_service` proposal, as the executor model would answer."""
     return {"tool": "call_ha_service", "entity": entity, "service": service, "data": data}
 
 
@@ -240,9 +176,9 @@ async def test_span_turns_on_an_exposed_light(
     hass: HomeAssistant, script: Script, intents: list[Event], hass_admin_user
 ) -> None:
     script.say("Sure. ¤turn on the bed light¤¦Turning on the bed light.¦")
-    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
     context = Context(user_id=hass_admin_user.id)
-    result = await converse(hass, "bed light on please", context=context)
+    result = await converse_and_settle(hass, "bed light on please", context=context)
 
     assert speech(result) == "Turning on the bed light."
     assert hass.states.get("light.bed_light").state == "on"
@@ -264,8 +200,9 @@ async def test_span_turns_on_an_exposed_light(
     assert state.attributes["entity_id"] == "light.bed_light"
     assert state.attributes["span"] == "turn on the bed light"
     assert state.attributes["tier"] == "autonomous"
-    assert state.attributes["conversation_id"] == result.conversation_id
-    assert state.attributes["user_id"] == hass_admin_user.id
+    # Who asked, in which conversation: on the bus event only, never in recorded attributes.
+    assert "conversation_id" not in state.attributes
+    assert "user_id" not in state.attributes
 
 
 @pytest.mark.usefixtures("alto")
@@ -274,9 +211,10 @@ async def test_service_data_reaches_the_device(
 ) -> None:
     script.say("¤dim the kitchen lights to half¤¦Dimming.¦")
     script.propose(
-        "dim the kitchen lights to half", call("light.kitchen_lights", "turn_on", brightness=128)
+        "dim the kitchen lights to half",
+        call_ha_service("light.kitchen_lights", "turn_on", brightness=128),
     )
-    await converse(hass, "dim the kitchen")
+    await converse_and_settle(hass, "dim the kitchen")
     assert only(intents)["verdict"] == "executed"
     assert hass.states.get("light.kitchen_lights").attributes["brightness"] == 128
 
@@ -294,8 +232,8 @@ async def test_executor_request_has_a_fresh_context_and_a_schema(
     dr.async_get(hass).async_update_device(satellite.id, area_id=area.id)
 
     script.say('pondering zebras ¤turn on the "bed" light¤¦Of course, my dear.¦')
-    script.propose('turn on the "bed" light', call("light.bed_light", "turn_on"))
-    await converse(hass, "the quokka wants light", device_id=satellite.id)
+    script.propose('turn on the "bed" light', call_ha_service("light.bed_light", "turn_on"))
+    await converse_and_settle(hass, "the quokka wants light", device_id=satellite.id)
 
     assert len(script.executor_requests) == 1
     body = script.executor_requests[0]
@@ -317,9 +255,11 @@ async def test_each_span_gets_one_executor_call(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
     script.say("¤turn on the bed light¤ ¤turn off the ceiling lights¤¦Both done.¦")
-    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
-    script.propose("turn off the ceiling lights", call("light.ceiling_lights", "turn_off"))
-    await converse(hass, "swap the lights")
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
+    script.propose(
+        "turn off the ceiling lights", call_ha_service("light.ceiling_lights", "turn_off")
+    )
+    await converse_and_settle(hass, "swap the lights")
     assert len(script.executor_requests) == 2
     assert len(script.conversation_requests) == 1
     assert verdicts(intents) == ["executed", "executed"]
@@ -335,8 +275,8 @@ async def test_unexposed_lock_is_refused(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
     script.say("¤unlock the front door¤¦Unlocking.¦")
-    script.propose("unlock the front door", call("lock.front_door", "unlock"))
-    result = await converse(hass, "let me in")
+    script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
+    result = await converse_and_settle(hass, "let me in")
     assert answered(result)
     data = only(intents)
     assert data["verdict"] == "refused"
@@ -360,10 +300,13 @@ async def test_unexposed_lock_is_refused(
             },
             "service_not_allowed",
         ),
-        (call("light.bed_light", "lock.unlock"), "service_not_allowed"),
-        (call("switch.ac", "light.turn_on"), "service_not_allowed"),
-        (call("light.bed_light", "turn_on", entity_id="lock.front_door"), "entity_smuggled"),
-        (call("light.bed_light", "turn_on", flash="long"), "bad_data_key"),
+        (call_ha_service("light.bed_light", "lock.unlock"), "service_not_allowed"),
+        (call_ha_service("switch.ac", "light.turn_on"), "service_not_allowed"),
+        (
+            call_ha_service("light.bed_light", "turn_on", entity_id="lock.front_door"),
+            "entity_smuggled",
+        ),
+        (call_ha_service("light.bed_light", "turn_on", flash="long"), "bad_data_key"),
     ],
 )
 async def test_spoofed_or_foreign_service_is_refused(
@@ -378,7 +321,7 @@ async def test_spoofed_or_foreign_service_is_refused(
     async_expose_entity(hass, "conversation", "lock.front_door", True)
     script.say("¤do the thing¤¦Done.¦")
     script.propose("do the thing", proposal)
-    await converse(hass, "do it")
+    await converse_and_settle(hass, "do it")
     data = only(intents)
     assert (data["verdict"], data["reason"]) == ("refused", reason)
     assert calls_to(service_calls, "light", "lock", "switch") == []
@@ -394,9 +337,10 @@ async def test_climate_temperature_out_of_range_is_refused(
     before = hass.states.get("climate.hvac").attributes["temperature"]
     script.say("¤set the hvac to 40 degrees¤¦Setting it.¦")
     script.propose(
-        "set the hvac to 40 degrees", call("climate.hvac", "set_temperature", temperature=40)
+        "set the hvac to 40 degrees",
+        call_ha_service("climate.hvac", "set_temperature", temperature=40),
     )
-    await converse(hass, "make it hot")
+    await converse_and_settle(hass, "make it hot")
     data = only(intents)
     assert (data["verdict"], data["reason"]) == ("refused", "bad_data_value")
     assert hass.states.get("climate.hvac").attributes["temperature"] == before
@@ -410,7 +354,7 @@ async def test_malformed_proposal_is_refused(
 ) -> None:
     script.say("¤turn on the bed light¤¦On it.¦")
     script.propose("turn on the bed light", "Sure! I'll turn on light.bed_light for you.")
-    result = await converse(hass, "light")
+    result = await converse_and_settle(hass, "light")
     assert answered(result)
     data = only(intents)
     assert (data["verdict"], data["reason"]) == ("refused", "malformed_proposal")
@@ -424,7 +368,7 @@ async def test_executor_http_error_still_answers(
 ) -> None:
     script.say("¤turn on the bed light¤¦On it.¦")
     script.propose("turn on the bed light", ChatReply(status=500, error="CUDA out of memory"))
-    result = await converse(hass, "light")
+    result = await converse_and_settle(hass, "light")
     assert answered(result)
     assert "On it." in speech(result)
     assert only(intents)["verdict"] in {"failed", "refused"}
@@ -432,7 +376,9 @@ async def test_executor_http_error_still_answers(
     assert hass.states.get("light.bed_light").state == "off"
     # The next turn works normally.
     script.say("¦Still here.¦")
-    assert speech(await converse(hass, "hello?", result.conversation_id)) == "Still here."
+    assert (
+        speech(await converse_and_settle(hass, "hello?", result.conversation_id)) == "Still here."
+    )
 
 
 @pytest.mark.usefixtures("alto")
@@ -441,7 +387,7 @@ async def test_none_proposal_changes_nothing(
 ) -> None:
     script.say("¤make me a sandwich¤¦I can't cook.¦")
     script.propose("make me a sandwich", NONE)
-    result = await converse(hass, "sandwich")
+    result = await converse_and_settle(hass, "sandwich")
     assert speech(result) == "I can't cook."
     assert only(intents)["verdict"] == "refused"
     assert service_calls == []
@@ -456,9 +402,10 @@ async def test_act_and_notify_executes_and_notifies(
 ) -> None:
     script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
     script.propose(
-        "set the hvac to 23 degrees", call("climate.hvac", "set_temperature", temperature=23)
+        "set the hvac to 23 degrees",
+        call_ha_service("climate.hvac", "set_temperature", temperature=23),
     )
-    await converse(hass, "a bit warmer")
+    await converse_and_settle(hass, "a bit warmer")
     data = only(intents)
     assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
     assert hass.states.get("climate.hvac").attributes["temperature"] == 23
@@ -472,8 +419,8 @@ async def test_ordinary_cover_is_act_and_notify(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
     script.say("¤open the kitchen window¤¦Opening.¦")
-    script.propose("open the kitchen window", call("cover.kitchen_window", "open_cover"))
-    await converse(hass, "air please")
+    script.propose("open the kitchen window", call_ha_service("cover.kitchen_window", "open_cover"))
+    await converse_and_settle(hass, "air please")
     data = only(intents)
     assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
     assert hass.states.get("cover.kitchen_window").state == "open"
@@ -493,9 +440,10 @@ class TestConsentOverrides:
     ) -> None:
         script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
         script.propose(
-            "set the hvac to 23 degrees", call("climate.hvac", "set_temperature", temperature=23)
+            "set the hvac to 23 degrees",
+            call_ha_service("climate.hvac", "set_temperature", temperature=23),
         )
-        await converse(hass, "a bit warmer")
+        await converse_and_settle(hass, "a bit warmer")
         assert (only(intents)["verdict"], only(intents)["tier"]) == ("executed", "autonomous")
         assert hass.states.get("climate.hvac").attributes["temperature"] == 23
         assert notifications(hass) == []
@@ -505,8 +453,8 @@ class TestConsentOverrides:
         self, hass: HomeAssistant, script: Script, intents: list[Event]
     ) -> None:
         script.say("¤turn on the bed light¤¦Turning it on.¦")
-        script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
-        result = await converse(hass, "bed light")
+        script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
+        result = await converse_and_settle(hass, "bed light")
         data = only(intents)
         assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
         assert hass.states.get("light.bed_light").state == "off"
@@ -517,8 +465,8 @@ class TestConsentOverrides:
         self, hass: HomeAssistant, script: Script, intents: list[Event]
     ) -> None:
         script.say("¤open the garage door¤¦Opening the garage.¦")
-        script.propose("open the garage door", call("cover.garage_door", "open_cover"))
-        await converse(hass, "garage")
+        script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
+        await converse_and_settle(hass, "garage")
         data = only(intents)
         assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
         assert hass.states.get("cover.garage_door").state == "closed"
@@ -529,8 +477,8 @@ class TestConsentOverrides:
 
 async def _ask_to_unlock(hass: HomeAssistant, script: Script) -> conversation.ConversationResult:
     script.say("¤unlock the front door¤¦Unlocking the front door.¦")
-    script.propose("unlock the front door", call("lock.front_door", "unlock"))
-    result = await converse(hass, "unlock the front door")
+    script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
+    result = await converse_and_settle(hass, "unlock the front door")
     assert hass.states.get("lock.front_door").state == "locked"
     return result
 
@@ -550,7 +498,7 @@ async def test_unlock_waits_for_the_users_yes(
     executor_calls = len(script.executor_requests)
 
     intents.clear()
-    second = await converse(hass, "yes", first.conversation_id)
+    second = await converse_and_settle(hass, "yes", first.conversation_id)
     assert answered(second)
     assert hass.states.get("lock.front_door").state == "unlocked"
     data = only(intents)
@@ -568,13 +516,13 @@ async def test_the_model_saying_yes_never_confirms(
 ) -> None:
     # The model tries in the same turn as the request...
     script.say("¤unlock the front door¤¦Unlocking.¦ ¦yes¦ ¤yes¤")
-    script.propose("unlock the front door", call("lock.front_door", "unlock"))
-    script.propose("yes", call("lock.front_door", "unlock"))
-    first = await converse(hass, "unlock the front door")
+    script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
+    script.propose("yes", call_ha_service("lock.front_door", "unlock"))
+    first = await converse_and_settle(hass, "unlock the front door")
     assert hass.states.get("lock.front_door").state == "locked"
     # ...and in the next turn, while the user says something else.
     script.say("¦yes¦ ¤yes¤ ¦Yes, confirmed.¦")
-    await converse(hass, "hmm, what time is it?", first.conversation_id)
+    await converse_and_settle(hass, "hmm, what time is it?", first.conversation_id)
     assert hass.states.get("lock.front_door").state == "locked"
     assert "confirmed" not in verdicts(intents)
     assert "executed" not in verdicts(intents)
@@ -587,7 +535,7 @@ async def test_users_no_declines(
 ) -> None:
     first = await _ask_to_unlock(hass, script)
     intents.clear()
-    second = await converse(hass, "no", first.conversation_id)
+    second = await converse_and_settle(hass, "no", first.conversation_id)
     assert answered(second)
     data = only(intents)
     assert data["verdict"] == "declined"
@@ -595,7 +543,7 @@ async def test_users_no_declines(
     assert hass.states.get("lock.front_door").state == "locked"
     assert calls_to(service_calls, "lock") == []
     # A later yes has nothing left to confirm.
-    await converse(hass, "yes", first.conversation_id)
+    await converse_and_settle(hass, "yes", first.conversation_id)
     assert hass.states.get("lock.front_door").state == "locked"
     assert "confirmed" not in verdicts(intents)
 
@@ -604,7 +552,7 @@ async def test_users_no_declines(
 async def test_anything_but_yes_declines(hass: HomeAssistant, script: Script, intents) -> None:
     first = await _ask_to_unlock(hass, script)
     intents.clear()
-    await converse(hass, "yes, and also turn on the bed light", first.conversation_id)
+    await converse_and_settle(hass, "yes, and also turn on the bed light", first.conversation_id)
     assert hass.states.get("lock.front_door").state == "locked"
     assert "declined" in verdicts(intents)
     assert "confirmed" not in verdicts(intents)
@@ -622,7 +570,7 @@ async def test_confirmation_times_out(
     assert data["verdict"] == "declined"
     assert data["entity_id"] == "lock.front_door"
     assert data["conversation_id"] == first.conversation_id
-    await converse(hass, "yes", first.conversation_id)
+    await converse_and_settle(hass, "yes", first.conversation_id)
     assert hass.states.get("lock.front_door").state == "locked"
     assert "confirmed" not in verdicts(intents)
 
@@ -632,7 +580,7 @@ async def test_yes_in_another_conversation_does_not_confirm(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
     await _ask_to_unlock(hass, script)
-    await converse(hass, "yes")  # a new conversation
+    await converse_and_settle(hass, "yes")  # a new conversation
     assert hass.states.get("lock.front_door").state == "locked"
     assert "confirmed" not in verdicts(intents)
 
@@ -642,14 +590,14 @@ async def test_garage_door_is_confirm_first(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
     script.say("¤open the garage door¤¦Opening the garage.¦")
-    script.propose("open the garage door", call("cover.garage_door", "open_cover"))
-    first = await converse(hass, "open the garage")
+    script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
+    first = await converse_and_settle(hass, "open the garage")
     assert asks_to_confirm(first, "Opening the garage.")
     data = only(intents)
     assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
     assert hass.states.get("cover.garage_door").state == "closed"
     intents.clear()
-    await converse(hass, "yes please", first.conversation_id)
+    await converse_and_settle(hass, "yes please", first.conversation_id)
     assert only(intents)["verdict"] == "confirmed"
     assert hass.states.get("cover.garage_door").state == "open"
 
@@ -665,8 +613,8 @@ async def test_read_only_users_context_fails(
     guest = await hass.auth.async_create_user("guest", group_ids=["system-read-only"])
     assert not guest.is_admin
     script.say("¤turn on the bed light¤¦Turning it on.¦")
-    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
-    result = await converse(hass, "bed light", context=Context(user_id=guest.id))
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
+    result = await converse_and_settle(hass, "bed light", context=Context(user_id=guest.id))
     assert answered(result)
     data = only(intents)
     assert data["verdict"] == "failed"
@@ -675,7 +623,9 @@ async def test_read_only_users_context_fails(
     assert hass.states.get("light.bed_light").state == "off"
     # No breadcrumb for a failed call.
     script.say("¦ok¦")
-    await converse(hass, "and?", result.conversation_id, context=Context(user_id=guest.id))
+    await converse_and_settle(
+        hass, "and?", result.conversation_id, context=Context(user_id=guest.id)
+    )
     assert not has_breadcrumb(script.conversation_requests[-1])
 
 
@@ -687,11 +637,11 @@ async def test_breadcrumb_after_success_only_in_that_conversation(
     hass: HomeAssistant, script: Script
 ) -> None:
     script.say("¤turn on the bed light¤¦Done.¦")
-    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
-    first = await converse(hass, "bed light")
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
+    first = await converse_and_settle(hass, "bed light")
     assert not has_breadcrumb(script.conversation_requests[-1])
 
-    await converse(hass, "thanks", first.conversation_id)
+    await converse_and_settle(hass, "thanks", first.conversation_id)
     body = script.conversation_requests[-1]
     crumbs = [
         m["content"]
@@ -702,7 +652,7 @@ async def test_breadcrumb_after_success_only_in_that_conversation(
     assert "turn_on" in crumbs[0]
     assert "light.bed_light" in crumbs[0] or "Bed Light" in crumbs[0]
 
-    await converse(hass, "hello")  # another conversation
+    await converse_and_settle(hass, "hello")  # another conversation
     assert not has_breadcrumb(script.conversation_requests[-1])
 
 
@@ -711,9 +661,9 @@ async def test_breadcrumb_after_success_only_in_that_conversation(
     "proposal",
     [
         "not json at all",
-        call("lock.kitchen_door", "lock"),  # unexposed: refused
-        call("climate.hvac", "set_temperature", temperature=99),  # refused
-        call("lock.front_door", "unlock"),  # awaiting confirmation
+        call_ha_service("lock.kitchen_door", "lock"),  # unexposed: refused
+        call_ha_service("climate.hvac", "set_temperature", temperature=99),  # refused
+        call_ha_service("lock.front_door", "unlock"),  # awaiting confirmation
     ],
 )
 async def test_no_breadcrumb_without_success(
@@ -721,8 +671,8 @@ async def test_no_breadcrumb_without_success(
 ) -> None:
     script.say("¤do the thing¤¦Doing the thing.¦")
     script.propose("do the thing", proposal)
-    first = await converse(hass, "do the thing")
-    await converse(hass, "so?", first.conversation_id)  # also declines a held call
+    first = await converse_and_settle(hass, "do the thing")
+    await converse_and_settle(hass, "so?", first.conversation_id)  # also declines a held call
     for body in script.conversation_requests:
         assert not has_breadcrumb(body)
         assert "carried out" not in json.dumps(body["messages"][1:])
@@ -738,7 +688,7 @@ async def test_read_span_gets_one_follow_up_with_the_state(
     assert hass.states.get("climate.hvac").state == "cool"
     script.say("¤check the hvac¤", "¦The air conditioner is cooling.¦")
     script.propose("check the hvac", {"tool": "get_device_state", "entity": "climate.hvac"})
-    result = await converse(hass, "is the AC running?")
+    result = await converse_and_settle(hass, "is the AC running?")
 
     assert speech(result) == "The air conditioner is cooling."
     bodies = script.fake.chat_requests
@@ -764,7 +714,7 @@ async def test_read_of_an_unexposed_entity_is_refused_without_follow_up(
     script.propose(
         "is the front door locked", {"tool": "get_device_state", "entity": "lock.front_door"}
     )
-    await converse(hass, "front door?")
+    await converse_and_settle(hass, "front door?")
     assert len(script.conversation_requests) == 1
     data = only(intents)
     assert (data["verdict"], data["reason"]) == ("refused", "unknown_entity")
@@ -813,14 +763,14 @@ async def test_breadcrumb_survives_a_failed_follow_up(
 ) -> None:
     # One reply both acts and reads; the follow-up for the read fails after the light went on.
     script.say("¤turn on the bed light¤¤check the hvac¤", ChatReply(status=500))
-    script.propose("turn on the bed light", call("light.bed_light", "turn_on"))
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
     script.propose("check the hvac", {"tool": "get_device_state", "entity": "climate.hvac"})
-    result = await converse(hass, "light on and how is the AC?")
+    result = await converse_and_settle(hass, "light on and how is the AC?")
     assert not answered(result)
     assert hass.states.get("light.bed_light").state == "on"
     assert verdicts(intents) == ["executed", "executed"]
     script.say("¦ok¦")
-    await converse(hass, "and now?", result.conversation_id)
+    await converse_and_settle(hass, "and now?", result.conversation_id)
     assert has_breadcrumb(script.conversation_requests[-1])
 
 
@@ -837,9 +787,9 @@ class TestSlowDevice:
     ) -> None:
         """A lock that takes longer than the model timeout still runs to the end."""
         script.say("¤unlock the front door¤¦Unlocking it.¦")
-        script.propose("unlock the front door", call("lock.front_door", "unlock"))
+        script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
         with patch(f"{DEMO}.lock.LOCK_UNLOCK_DELAY", 1.0):
-            result = await converse(hass, "let me in")
+            result = await converse_and_settle(hass, "let me in")
         assert speech(result) == "Unlocking it."
         assert only(intents)["verdict"] == "executed"
         assert hass.states.get("lock.front_door").state == "unlocked"

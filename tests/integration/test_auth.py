@@ -7,14 +7,13 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
-from .test_conversation import converse
+from .helpers import converse, error_text, speech
 
 KEY = "s3cret-token"
 
@@ -60,7 +59,7 @@ async def test_user_flow_asks_for_the_key_the_server_wants(
     assert result["data"][CONF_API_KEY] == KEY
     fake_ollama.reply("¦Authorized.¦")
     answer = await converse(hass, "hello")
-    assert answer.response.speech["plain"]["speech"] == "Authorized."
+    assert speech(answer) == "Authorized."
 
 
 async def test_no_key_is_stored_for_an_open_server(
@@ -117,8 +116,7 @@ async def test_key_revoked_while_running_answers_and_starts_reauth(
 
     fake_ollama.api_key = "rotated"
     result = await converse(hass, "hello")
-    assert result.response.response_type is intent.IntentResponseType.ERROR
-    assert "refused my API key" in result.response.speech["plain"]["speech"]
+    assert "refused my API key" in error_text(result)
     await hass.async_block_till_done()
     flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
     assert [f["context"]["source"] for f in flows] == [config_entries.SOURCE_REAUTH]

@@ -7,20 +7,11 @@ from typing import Any
 import probatio
 import pytest
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
-from homeassistant.const import EVENT_CALL_SERVICE
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
-
-from .test_act import alto, demo_home  # noqa: F401  (fixtures)
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 pytestmark = pytest.mark.usefixtures("alto")
-
-
-@pytest.fixture
-def device_calls(hass: HomeAssistant) -> list[Event]:
-    """Every service call on the bus (check_action's own is filtered out when read)."""
-    return async_capture_events(hass, EVENT_CALL_SERVICE)
 
 
 async def check(hass: HomeAssistant, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -37,11 +28,12 @@ async def check(hass: HomeAssistant, tool: str, **arguments: Any) -> dict[str, A
 
 
 def device_service_calls(events: list[Event]) -> list[dict[str, Any]]:
+    """The service calls other than `alto.check_action` itself."""
     return [dict(e.data) for e in events if e.data.get("domain") != "alto"]
 
 
 async def test_valid_light_call_is_described_not_executed(
-    hass: HomeAssistant, device_calls: list[Event]
+    hass: HomeAssistant, service_calls: list[Event]
 ) -> None:
     response = await check(
         hass, "call_ha_service", entity="light.bed_light", service="turn_on", data={}
@@ -55,7 +47,7 @@ async def test_valid_light_call_is_described_not_executed(
         "data": {},
     }
     assert hass.states.get("light.bed_light").state == "off"
-    assert device_service_calls(device_calls) == []
+    assert device_service_calls(service_calls) == []
 
 
 async def test_entity_is_resolved_by_name_and_data_is_cleaned(hass: HomeAssistant) -> None:
@@ -80,7 +72,7 @@ async def test_unexposed_lock_is_refused(hass: HomeAssistant) -> None:
 
 
 async def test_exposed_lock_is_valid_and_confirm_first_but_stays_locked(
-    hass: HomeAssistant, device_calls: list[Event]
+    hass: HomeAssistant, service_calls: list[Event]
 ) -> None:
     async_expose_entity(hass, "conversation", "lock.front_door", True)
     response = await check(hass, "call_ha_service", entity="lock.front_door", service="unlock")
@@ -88,7 +80,7 @@ async def test_exposed_lock_is_valid_and_confirm_first_but_stays_locked(
     assert response["tier"] == "confirm_first"
     assert response["call"]["domain"] == "lock"
     assert hass.states.get("lock.front_door").state == "locked"
-    assert device_service_calls(device_calls) == []
+    assert device_service_calls(service_calls) == []
 
 
 @pytest.mark.parametrize(

@@ -7,25 +7,18 @@ from typing import Any
 import pytest
 from homeassistant.components import conversation
 from homeassistant.components.conversation import trace as conversation_trace
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import HomeAssistant
 from syrupy.assertion import SnapshotAssertion
 
 from ..fake_ollama import FakeOllama
-
-AGENT = "conversation.alto"
-
-
-async def converse(hass: HomeAssistant, text: str, conversation_id: str | None = None) -> Any:
-    return await conversation.async_converse(
-        hass, text, conversation_id, Context(), agent_id=AGENT, language="en"
-    )
+from .helpers import converse, error_text, speech
 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_speech_is_spoken_thought_is_not(hass: HomeAssistant, fake_ollama: FakeOllama):
     fake_ollama.reply("Let me think. ¦Hello there.¦ private ¦How can I help?¦")
     result = await converse(hass, "hi")
-    assert result.response.speech["plain"]["speech"] == "Hello there. How can I help?"
+    assert speech(result) == "Hello there. How can I help?"
     body = fake_ollama.chat_requests[-1]
     assert body["stream"] is True
     assert body["messages"][0]["role"] == "system"
@@ -58,8 +51,7 @@ async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
     hass: HomeAssistant, fake_ollama: FakeOllama, text: str, message: str
 ) -> None:
     result = await converse(hass, text)
-    assert result.response.response_type.value == "error"
-    assert message in result.response.speech["plain"]["speech"]
+    assert message in error_text(result)
     assert fake_ollama.chat_requests == []
     fake_ollama.reply("¦ok¦")
     await converse(hass, "fine", result.conversation_id)
@@ -84,7 +76,7 @@ async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: 
 async def test_unmarked_reply_is_spoken_plainly(hass: HomeAssistant, fake_ollama: FakeOllama):
     fake_ollama.reply("Just a plain answer.")
     result = await converse(hass, "hi")
-    assert result.response.speech["plain"]["speech"] == "Just a plain answer."
+    assert speech(result) == "Just a plain answer."
 
 
 @pytest.mark.usefixtures("setup_alto")
@@ -93,7 +85,7 @@ async def test_action_spans_are_not_recorded_as_done(
 ) -> None:
     fake_ollama.reply("¤turn on the porch light¤¦I'll try the porch light.¦")
     first = await converse(hass, "porch light on")
-    assert first.response.speech["plain"]["speech"] == "I'll try the porch light."
+    assert speech(first) == "I'll try the porch light."
     fake_ollama.reply("¦ok¦")
     await converse(hass, "and now?", first.conversation_id)
     history = fake_ollama.chat_requests[-1]["messages"][1:]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
@@ -12,7 +14,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
+from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL
 from custom_components.alto.diagnostics import redact_url
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
@@ -33,18 +35,20 @@ def test_redact_url(url: str, expected: str) -> None:
 
 
 @pytest.fixture
-def alto_entry(fake_ollama: FakeOllama) -> MockConfigEntry:
-    return MockConfigEntry(
-        domain=DOMAIN,
-        title="Alto",
-        data={
-            CONF_URL: f"http://me:pw@127.0.0.1:{fake_ollama.port}",
-            CONF_API_KEY: "tok-123",
-            CONF_MODEL: CHAT_MODEL,
-            CONF_EMBEDDING_MODEL: EMBED_MODEL,
-        },
-        options={"prompt": "my family's secrets"},
-    )
+def entry_data(fake_ollama: FakeOllama) -> dict[str, Any]:
+    """The fake server's URL with credentials in it, and an API key."""
+    return {
+        CONF_URL: f"http://me:pw@127.0.0.1:{fake_ollama.port}",
+        CONF_API_KEY: "tok-123",
+        CONF_MODEL: CHAT_MODEL,
+        CONF_EMBEDDING_MODEL: EMBED_MODEL,
+    }
+
+
+@pytest.fixture
+def entry_options() -> dict[str, Any]:
+    """A persona prompt that diagnostics must not show."""
+    return {"prompt": "my family's secrets"}
 
 
 async def test_diagnostics(

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.alto.const import CONF_REQUEST_TIMEOUT
 
 from ..fake_ollama import ChatReply, FakeOllama
-from .test_conversation import converse
+from .helpers import AGENT, converse, error_text, speech
 
 SENSOR = "binary_sensor.alto_model_available"
 
 
-def error_text(result) -> str:
-    assert result.response.response_type is intent.IntentResponseType.ERROR
-    return result.response.speech["plain"]["speech"]
-
-
 @pytest.fixture
-def entry_options() -> dict:
+def entry_options() -> dict[str, Any]:
+    """A one-second model timeout, so a slow answer times out quickly."""
     return {CONF_REQUEST_TIMEOUT: 1}
 
 
@@ -36,7 +32,7 @@ async def test_unreachable_then_back(
     assert "can't reach my language model" in error_text(result)
     await hass.async_block_till_done()
     assert hass.states.get(SENSOR).state == "off"
-    assert hass.states.get("conversation.alto").state != "unavailable"
+    assert hass.states.get(AGENT).state != "unavailable"
 
     await fake_ollama.start()
     # The periodic probe notices on its own, without a turn.
@@ -45,7 +41,7 @@ async def test_unreachable_then_back(
     assert hass.states.get(SENSOR).state == "on"
     fake_ollama.reply("¦I'm back.¦")
     result = await converse(hass, "hello?")
-    assert result.response.speech["plain"]["speech"] == "I'm back."
+    assert speech(result) == "I'm back."
 
 
 async def test_turn_success_restores_availability(
@@ -93,7 +89,7 @@ async def test_timeout(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
     result = await converse(hass, "hi")
     assert "took too long" in error_text(result)
     fake_ollama.reply("¦Quick now.¦")
-    assert (await converse(hass, "hi")).response.speech["plain"]["speech"] == "Quick now."
+    assert speech(await converse(hass, "hi")) == "Quick now."
 
 
 @pytest.mark.usefixtures("setup_alto")
@@ -113,12 +109,7 @@ async def test_only_thought_is_a_clear_error(hass: HomeAssistant, fake_ollama: F
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_error_in_the_users_language(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
-    from homeassistant.components import conversation
-    from homeassistant.core import Context
-
     fake_ollama.reply(ChatReply(status=500))
-    result = await conversation.async_converse(
-        hass, "hallo", None, Context(), agent_id="conversation.alto", language="de"
-    )
+    result = await converse(hass, "hallo", language="de")
     # No German translation ships yet: HA falls back to English, never to a raw key.
     assert "reported an error" in error_text(result)

@@ -6,143 +6,51 @@ store, the memory context of a turn and an embedding failure during intake. Serv
 (remember, forget, the todo list, scopes) are in `test_memory_services.py`.
 
 HA's test harness points `hass.config.config_dir` at one shared directory inside the installed
-package, so every test here gets its own config dir (`isolated_config`): the store, the journal
+package, so the integration conftest gives every test its own config dir: the store, the journal
 and the qualification table never leak between tests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.alto.const import DOMAIN
 from custom_components.alto.memory.journal import entry_hash
-from custom_components.alto.memory.profile import (
-    CLASSIFICATION_INSTRUCTION,
-    STATEMENT_INSTRUCTION,
-)
-from custom_components.alto.memory.qualification import record_qualification
 from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.store import MemoryStore
-from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED, MemoryOrgan
+from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
 
 from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of
+from .helpers import (
+    COUNT,
+    MARIA,
+    alto_service,
+    converse_and_wait_for_background,
+    is_call_1,
+    is_call_2,
+    journal_bytes,
+    journal_file,
+    memory,
+    quotes,
+    recall,
+    remember,
+    spoken,
+    state,
+    store_contents,
+)
 
-AGENT = "conversation.alto"
-COUNT = "sensor.alto_memory_count"
 MODE = "sensor.alto_memory_mode"
 AUTOMATIC = "binary_sensor.alto_automatic_memory"
-TODO = "todo.alto_memories"
 
-MARIA = "Maria walks the dog every morning."
 MARIA_CALL_1 = json.dumps([[MARIA, "statement"]])
 MARIA_CALL_2 = json.dumps([[3, MARIA], [1, "Maria"], [2, "walks the dog"]])
-
-
-# -- helpers shared with test_memory_services.py ----------------------------------------------
-@pytest.fixture
-def isolated_config(hass: HomeAssistant) -> Path:
-    """This test's own config dir (the integration conftest gives every test one)."""
-    return Path(hass.config.config_dir)
-
-
-def table_path(hass: HomeAssistant) -> Path:
-    """Where the organ reads and `alto.qualify` writes qualified pairs."""
-    return Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
-
-
-@pytest.fixture
-def qualified(hass: HomeAssistant, isolated_config: Path) -> Path:
-    """A qualification row for the fake chat model and this processor, written before setup."""
-    path = table_path(hass)
-    record_qualification(path, digest_of(CHAT_MODEL), CHAT_MODEL, [])
-    return path
-
-
-def memory(hass: HomeAssistant) -> MemoryOrgan:
-    """The loaded entry's memory organ."""
-    organ = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.memory
-    assert organ is not None
-    return organ
-
-
-def journal_file(hass: HomeAssistant, entry: MockConfigEntry) -> Path:
-    """The entry's journal (under the isolated config dir)."""
-    return Path(hass.config.path(".storage", DOMAIN, entry.entry_id, "journal.jsonl"))
-
-
-def journal_bytes(hass: HomeAssistant, entry: MockConfigEntry) -> bytes | None:
-    """The journal's exact bytes, None while it does not exist."""
-    path = journal_file(hass, entry)
-    return path.read_bytes() if path.exists() else None
-
-
-async def snapshot(hass: HomeAssistant) -> dict[str, Any]:
-    """Exact contents of both Chroma collections, read from Chroma."""
-    return await hass.async_add_executor_job(memory(hass).store.snapshot)
-
-
-async def call(
-    hass: HomeAssistant, service: str, data: dict[str, Any], context: Context | None = None
-) -> Any:
-    """An Alto service call with its response."""
-    return await hass.services.async_call(
-        DOMAIN, service, data, blocking=True, return_response=True, context=context
-    )
-
-
-async def recall(
-    hass: HomeAssistant, query: str, context: Context | None = None, **extra: Any
-) -> list[dict[str, Any]]:
-    """`alto.recall` memories (limit 50 unless given)."""
-    response = await call(hass, "recall", {"query": query, "limit": 50, **extra}, context)
-    return response["memories"]
-
-
-async def remember(
-    hass: HomeAssistant, text: str, context: Context | None = None, **extra: Any
-) -> int:
-    """`alto.remember`; returns the one id it wrote."""
-    response = await call(hass, "remember", {"text": text, **extra}, context)
-    assert len(response["ids"]) == 1
-    return response["ids"][0]
-
-
-async def converse(
-    hass: HomeAssistant,
-    text: str,
-    context: Context | None = None,
-    conversation_id: str | None = None,
-) -> Any:
-    """One turn, then wait for the background intake."""
-    result = await conversation.async_converse(
-        hass, text, conversation_id, context or Context(), agent_id=AGENT, language="en"
-    )
-    await hass.async_block_till_done(wait_background_tasks=True)
-    return result
-
-
-def spoken(result: Any) -> str:
-    """What the turn said (fails for an error response)."""
-    assert result.response.response_type.value == "action_done"
-    return result.response.speech["plain"]["speech"]
-
-
-def is_call_1(body: dict[str, Any]) -> bool:
-    """Intake call 1 (statement labels)."""
-    return "format" in body and body["messages"][0]["content"] == STATEMENT_INSTRUCTION
-
-
-def is_call_2(body: dict[str, Any]) -> bool:
-    """Intake call 2 (classification)."""
-    return "format" in body and body["messages"][0]["content"] == CLASSIFICATION_INSTRUCTION
 
 
 def memory_calls(fake: FakeOllama) -> list[dict[str, Any]]:
@@ -154,16 +62,6 @@ def script_maria(fake: FakeOllama, call_2: str = MARIA_CALL_2) -> None:
     """Scripted answers to both intake calls for MARIA."""
     fake.when(is_call_1, MARIA_CALL_1)
     fake.when(is_call_2, call_2)
-
-
-def state(hass: HomeAssistant, entity_id: str) -> str:
-    found = hass.states.get(entity_id)
-    assert found is not None, entity_id
-    return found.state
-
-
-def quotes(memories: list[dict[str, Any]]) -> list[str]:
-    return [m["quote"] for m in memories]
 
 
 # -- 1. mode-1 fallback -------------------------------------------------------------------------
@@ -182,14 +80,15 @@ async def test_unqualified_pair_falls_back_to_source_text(
 
     text = "The bins go out on Thursday.  Really!"
     fake_ollama.reply("¦Noted.¦")
-    result = await converse(hass, text)
+    result = await converse_and_wait_for_background(hass, text)
     assert spoken(result) == "Noted."
 
     assert refused == []
     assert len(admitted) == 1
     event = admitted[0].data
     assert (event["mode"], event["status"], event["actor"]) == ("source", 12, None)
-    assert event["source_id"].startswith(f"conversation/{result.conversation_id}/")
+    digest = hashlib.sha256(result.conversation_id.encode()).hexdigest()[:32]
+    assert event["source_id"].startswith(f"conversation/{digest}/")
     assert len(event["ids"]) == 1
     found = await recall(hass, "bins Thursday")
     assert found == [
@@ -219,7 +118,7 @@ async def test_qualified_pair_interprets_a_turn(
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     script_maria(fake_ollama)
 
-    result = await converse(hass, MARIA)
+    result = await converse_and_wait_for_background(hass, MARIA)
     assert spoken(result) == "Hello from the fake model."
 
     first, second = memory_calls(fake_ollama)
@@ -260,14 +159,14 @@ async def test_malformed_call_two_refuses_and_writes_nothing(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
     await remember(hass, "The spare key is under the blue pot.")
-    before = await snapshot(hass)
+    before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
     assert journal_before is not None and journal_before.count(b"\n") == 1
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     refused = async_capture_events(hass, EVENT_REFUSED)
     script_maria(fake_ollama, call_2=MARIA_CALL_2[:-1])  # the closing bracket is missing
 
-    result = await converse(hass, MARIA)
+    result = await converse_and_wait_for_background(hass, MARIA)
     assert spoken(result) == "Hello from the fake model."
 
     assert admitted == []
@@ -276,7 +175,7 @@ async def test_malformed_call_two_refuses_and_writes_nothing(
     assert (refused[0].data["mode"], refused[0].data["status"]) == ("automatic", 1)
     assert refused[0].data["ids"] == []
     assert len(memory_calls(fake_ollama)) == 2  # both calls ran; the parse refused
-    assert await snapshot(hass) == before
+    assert await store_contents(hass) == before
     assert journal_bytes(hass, setup_alto) == journal_before
     assert state(hass, COUNT) == "1"
     assert "Maria" not in str(await recall(hass, MARIA))
@@ -300,15 +199,16 @@ async def test_replay_detects_an_edited_model_output(
 ) -> None:
     key = await remember(hass, "The spare key is under the blue pot.")
     script_maria(fake_ollama)
-    await converse(hass, MARIA)
+    await converse_and_wait_for_background(hass, MARIA)
     fake_ollama.reply("¦Sure.¦")
-    await converse(hass, "Is the oven on?")  # call 1 gets MARIA_CALL_1: refused, not journaled
-    await call(hass, "forget", {"id": key})
+    # Call 1 gets MARIA_CALL_1: refused, not journaled.
+    await converse_and_wait_for_background(hass, "Is the oven on?")
+    await alto_service(hass, "forget", {"id": key})
     entries = journal_file(hass, setup_alto).read_bytes().splitlines()
     assert [json.loads(e)["op"] for e in entries] == ["remember", "intake", "forget"]
 
     clean = {"entries": 3, "ok": True, "first_mismatch": None, "reason": None}
-    assert await call(hass, "replay", {}) == clean
+    assert await alto_service(hass, "replay", {}) == clean
 
     path = journal_file(hass, setup_alto)
     original = path.read_bytes()
@@ -318,7 +218,7 @@ async def test_replay_detects_an_edited_model_output(
     assert len(edited) == len(original)
     assert sum(a != b for a, b in zip(edited, original, strict=True)) == 1
     path.write_bytes(edited)
-    assert await call(hass, "replay", {}) == {
+    assert await alto_service(hass, "replay", {}) == {
         "entries": 3,
         "ok": False,
         "first_mismatch": 1,
@@ -327,14 +227,14 @@ async def test_replay_detects_an_edited_model_output(
 
     # A forger who re-hashes the chain is still caught: replay re-derives from the raw output.
     path.write_bytes(original)
-    assert await call(hass, "replay", {}) == clean
+    assert await alto_service(hass, "replay", {}) == clean
 
     def relabel(entry: dict[str, Any]) -> None:
         record = entry["calls"][0]["statement"]
         record["response"] = record["response"].replace('"statement"', '"request"')
 
     _rewrite(path, 1, relabel)
-    result = await call(hass, "replay", {})
+    result = await alto_service(hass, "replay", {})
     assert (result["ok"], result["first_mismatch"]) == (False, 1)
     assert result["reason"] == "items"
 
@@ -348,7 +248,7 @@ async def test_replay_detects_an_edited_model_output(
         )
 
     _rewrite(path, 1, digest)
-    assert await call(hass, "replay", {}) == {
+    assert await alto_service(hass, "replay", {}) == {
         "entries": 3,
         "ok": False,
         "first_mismatch": 1,
@@ -362,7 +262,7 @@ async def test_reload_keeps_every_memory(
 ) -> None:
     await remember(hass, "The spare key is under the blue pot.")
     await remember(hass, "Grandma visits on the first Sunday of the month.")
-    await converse(hass, "The boiler was serviced in March.")
+    await converse_and_wait_for_background(hass, "The boiler was serviced in March.")
     before = sorted(quotes(await recall(hass, "key grandma boiler")))
     assert len(before) == 3
     assert state(hass, COUNT) == "3"
@@ -374,11 +274,11 @@ async def test_reload_keeps_every_memory(
     assert memory(hass) is not old
     assert sorted(quotes(await recall(hass, "key grandma boiler"))) == before
     assert state(hass, COUNT) == "3"
-    assert (await call(hass, "replay", {}))["ok"] is True
+    assert (await alto_service(hass, "replay", {}))["ok"] is True
     # The journal continues where it was: a new write gets the next sequence.
     await remember(hass, "The recycling goes out on Fridays.")
     assert state(hass, COUNT) == "4"
-    assert (await call(hass, "replay", {}))["entries"] == 4
+    assert (await alto_service(hass, "replay", {}))["entries"] == 4
 
 
 # -- 8. crash between journal and store ------------------------------------------------------------
@@ -421,7 +321,7 @@ async def test_reconcile_applies_a_journaled_write_after_a_crash(
         "The spare key is under the blue pot.",
     ]
     assert state(hass, COUNT) == "2"
-    assert (await call(hass, "replay", {}))["ok"] is True
+    assert (await alto_service(hass, "replay", {}))["ok"] is True
 
 
 async def test_a_write_after_a_failed_apply_does_not_lose_the_journaled_memory(
@@ -474,14 +374,16 @@ async def test_turn_context_quotes_memories_with_actor_labels(
 ) -> None:
     alice, bob = hass_admin_user.id, hass_read_only_user.id
     # An empty store adds no context.
-    await converse(hass, "Hello there.", Context(user_id=bob))
+    await converse_and_wait_for_background(hass, "Hello there.", context=Context(user_id=bob))
     assert memory_context(conversational(fake_ollama)[-1]) is None
     bob_turn = "Hello there."  # kept in mode 1 as Bob's private source row
 
     await remember(hass, "The bins go out on Thursday", Context(user_id=alice), owner="household")
     await remember(hass, "My bank PIN is 4821.", Context(user_id=alice))  # private to Alice
 
-    await converse(hass, "When do the bins go out?", Context(user_id=bob))
+    await converse_and_wait_for_background(
+        hass, "When do the bins go out?", context=Context(user_id=bob)
+    )
     body = conversational(fake_ollama)[-1]
     assert body["messages"][-1] == {"role": "user", "content": "When do the bins go out?"}
     assert body["messages"][-2]["role"] == "system"
@@ -491,7 +393,7 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     assert f"[source; actor {bob}] {bob_turn}\n" in context
     assert "4821" not in str(body["messages"])
 
-    await converse(hass, "What is my PIN?", Context(user_id=alice))
+    await converse_and_wait_for_background(hass, "What is my PIN?", context=Context(user_id=alice))
     context = memory_context(conversational(fake_ollama)[-1])
     assert context is not None
     assert f"[remembered; actor {alice}] My bank PIN is 4821.\n" in context
@@ -499,7 +401,7 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     assert bob_turn not in context  # Bob's turn is his own
 
     # An anonymous turn (a satellite) sees household memories only.
-    await converse(hass, "Anything about bins?")
+    await converse_and_wait_for_background(hass, "Anything about bins?")
     context = memory_context(conversational(fake_ollama)[-1])
     assert context is not None
     assert "Thursday" in context and "4821" not in context and bob_turn not in context
@@ -510,21 +412,21 @@ async def test_embed_failure_during_intake_refuses_and_stores_nothing(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
     await remember(hass, "The spare key is under the blue pot.")
-    before = await snapshot(hass)
+    before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
     refused = async_capture_events(hass, EVENT_REFUSED)
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     fake_ollama.fail_embed = 10  # the turn's memory context and the intake both fail
     fake_ollama.reply("¦Still here.¦")
 
-    result = await converse(hass, "The boiler was serviced in March.")
+    result = await converse_and_wait_for_background(hass, "The boiler was serviced in March.")
     assert spoken(result) == "Still here."
 
     assert fake_ollama.fail_embed == 8  # context selection, then intake: one request each
     assert admitted == []
     assert [e.data["reason"] for e in refused] == ["embedding_failed"]
     assert refused[0].data["ids"] == []
-    assert await snapshot(hass) == before
+    assert await store_contents(hass) == before
     assert journal_bytes(hass, setup_alto) == journal_before
     assert state(hass, COUNT) == "1"
     fake_ollama.fail_embed = 0
@@ -547,7 +449,7 @@ async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
     monkeypatch.setattr(setup_alto, "async_create_background_task", capture)
     failed = _apply_fails_once(monkeypatch)
     fake_ollama.reply("¦Noted.¦")
-    result = await converse(hass, "The boiler was serviced in March.")
+    result = await converse_and_wait_for_background(hass, "The boiler was serviced in March.")
     assert spoken(result) == "Noted."
     assert failed == [1]
     intake = [task for task in tasks if task.get_name() == "alto_memory_intake"]

@@ -1,7 +1,7 @@
 """Memory services end to end: remember, forget, recall scopes and the `todo.alto_memories` list.
 
 Real HA, the fake Ollama over HTTP and the real embedded Chroma store, each test in its own
-config dir (the `isolated_config` fixture of `test_memory.py`).
+config dir (the integration conftest gives every test one).
 """
 
 from __future__ import annotations
@@ -16,17 +16,16 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
 
 from ..fake_ollama import FakeOllama
-from .test_memory import (
+from .helpers import (
     COUNT,
     TODO,
-    call,
-    isolated_config,  # noqa: F401  (autouse fixture)
+    alto_service,
     journal_bytes,
     quotes,
     recall,
     remember,
-    snapshot,
     state,
+    store_contents,
 )
 
 KEY = "The spare key is under the blue pot."
@@ -53,7 +52,7 @@ async def test_remember_lists_and_forget_removes(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
     admitted = async_capture_events(hass, EVENT_ADMITTED)
-    response = await call(hass, "remember", {"text": KEY})
+    response = await alto_service(hass, "remember", {"text": KEY})
     assert list(response) == ["ids"] and len(response["ids"]) == 1
     key_id = response["ids"][0]
     assert [e.data["mode"] for e in admitted] == ["explicit"]
@@ -69,13 +68,13 @@ async def test_remember_lists_and_forget_removes(
         (key_id, KEY, "remembered", "household")
     ]
 
-    assert await call(hass, "forget", {"id": key_id}) == {"forgotten": [key_id]}
+    assert await alto_service(hass, "forget", {"id": key_id}) == {"forgotten": [key_id]}
     assert await todo_items(hass) == []
     assert state(hass, COUNT) == "0"
     assert await recall(hass, "where is the key") == []
     # Forgetting it again is refused: the id is gone.
     with pytest.raises(ServiceValidationError) as raised:
-        await call(hass, "forget", {"id": key_id})
+        await alto_service(hass, "forget", {"id": key_id})
     assert raised.value.translation_placeholders == {"reason": "unknown_id"}
 
 
@@ -140,18 +139,18 @@ async def test_invalid_remember_is_refused_and_stores_nothing(
     reason: str,
 ) -> None:
     await remember(hass, KEY)
-    before = await snapshot(hass)
+    before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
     embeds = sum(path == "/api/embed" for path, _ in fake_ollama.requests)
     refused = async_capture_events(hass, EVENT_REFUSED)
 
     with pytest.raises(ServiceValidationError) as raised:
-        await call(hass, "remember", {"text": text})
+        await alto_service(hass, "remember", {"text": text})
     assert raised.value.translation_key == "memory_refused"
     assert raised.value.translation_placeholders == {"reason": reason}
     assert [e.data["reason"] for e in refused] == [reason]
 
-    assert await snapshot(hass) == before
+    assert await store_contents(hass) == before
     assert journal_bytes(hass, setup_alto) == journal_before
     assert sum(path == "/api/embed" for path, _ in fake_ollama.requests) == embeds
     assert state(hass, COUNT) == "1"
@@ -208,16 +207,18 @@ async def test_recall_is_scoped_to_the_caller(
     # Bob cannot forget Alice's private memory, and cannot write into her scope.
     journal_before = journal_bytes(hass, setup_alto)
     with pytest.raises(ServiceValidationError) as raised:
-        await call(hass, "forget", {"id": pin}, as_bob())
+        await alto_service(hass, "forget", {"id": pin}, as_bob())
     assert raised.value.translation_placeholders == {"reason": "not_visible"}
     with pytest.raises(Unauthorized):
-        await call(hass, "remember", {"text": "Alice owes Bob money.", "owner": alice}, as_bob())
+        await alto_service(
+            hass, "remember", {"text": "Alice owes Bob money.", "owner": alice}, as_bob()
+        )
     assert journal_bytes(hass, setup_alto) == journal_before
     assert ids(await recall(hass, "bank PIN money", as_alice())) == {pin, shared}
     assert state(hass, COUNT) == "3"
 
     # Alice may forget her own.
-    assert await call(hass, "forget", {"id": pin}, as_alice()) == {"forgotten": [pin]}
+    assert await alto_service(hass, "forget", {"id": pin}, as_alice()) == {"forgotten": [pin]}
     assert "4821" not in str(await recall(hass, "bank PIN", as_alice()))
     assert quotes(await recall(hass, "bank", as_alice())) == ["The bank is closed on Mondays."]
 

@@ -20,7 +20,6 @@ import time
 from typing import Any
 
 import pytest
-from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
@@ -32,15 +31,13 @@ from custom_components.alto.surface.surfacer import SYSTEM_INSTRUCTION, render_m
 from custom_components.alto.thoughts import EVENT_THOUGHT
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
-from .test_memory import (
-    AGENT,
+from .helpers import (
     MARIA,
     converse,
+    converse_and_wait_for_background,
     is_call_1,
     is_call_2,
-    isolated_config,  # noqa: F401  (autouse fixture)
     memory,
-    qualified,  # noqa: F401  (fixture)
     remember,
     spoken,
 )
@@ -108,7 +105,7 @@ def fake(fake_ollama: FakeOllama) -> FakeOllama:
 async def learn_maria(hass: HomeAssistant, fake: FakeOllama) -> int:
     """An anonymous mode-2 turn admits MARIA; returns the id of its assertion row."""
     admitted = async_capture_events(hass, EVENT_ADMITTED)
-    await converse(hass, MARIA)
+    await converse_and_wait_for_background(hass, MARIA)
     assert [(e.data["mode"], len(e.data["ids"])) for e in admitted] == [("automatic", 4)]
     assert renders(fake) == []  # the store was empty when the turn began: nothing to cue
     names = await StoreMemoryView(memory(hass).store).known_names(None)
@@ -131,7 +128,7 @@ async def test_named_entity_surfaces_a_verified_thought(
     fake.when(is_render, THOUGHT)
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
 
-    result = await converse(hass, ASKED)
+    result = await converse_and_wait_for_background(hass, ASKED)
     assert spoken(result) == REPLY
 
     (render,) = renders(fake)
@@ -166,7 +163,7 @@ async def test_named_entity_surfaces_a_verified_thought(
     assert attributes["last_failure_modes"] == []
 
     # It stays in the conversation: the next request still carries it, once, where it arose.
-    await converse(hass, THANKS, conversation_id=result.conversation_id)
+    await converse_and_wait_for_background(hass, THANKS, result.conversation_id)
     assert len(renders(fake)) == 1  # "Thank you." names nobody: no render
     assert dialogue(conversational(fake)[-1]) == [
         {"role": "assistant", "content": THOUGHT},
@@ -194,7 +191,7 @@ async def test_fabricated_render_is_regenerated_once_then_dropped(
     fake.when(is_render, _fabricating)
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
 
-    result = await converse(hass, ASKED)
+    result = await converse_and_wait_for_background(hass, ASKED)
     assert spoken(result) == REPLY
 
     first, second = renders(fake)
@@ -226,7 +223,7 @@ async def test_fabricated_render_is_regenerated_once_then_dropped(
     assert attributes["last_verdict"] == "dropped"
     assert attributes["last_failure_modes"] == ["untraceable"]
 
-    await converse(hass, THANKS, conversation_id=result.conversation_id)
+    await converse_and_wait_for_background(hass, THANKS, result.conversation_id)
     assert len(renders(fake)) == 2
     assert dialogue(conversational(fake)[-2]) == [{"role": "user", "content": ASKED}]
     assert dialogue(conversational(fake)[-1]) == [
@@ -249,7 +246,7 @@ async def test_render_server_error_surfaces_nothing_and_the_turn_answers(
     fake.when(lambda body: body.get("stream") is True, ChatReply.text("¦She is out.¦"))
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
 
-    result = await converse(hass, ASKED)
+    result = await converse_and_wait_for_background(hass, ASKED)
     assert spoken(result) == "She is out."
 
     assert len(renders(fake)) == 1  # an error is not regenerated
@@ -260,56 +257,70 @@ async def test_render_server_error_surfaces_nothing_and_the_turn_answers(
 
 
 # -- 4. a slow render does not hold the reply ----------------------------------------------------
-@pytest.mark.usefixtures("qualified", "setup_alto")
-@pytest.mark.parametrize("entry_options", [{CONF_SURFACER_WAIT: 0.2}])
-async def test_slow_render_does_not_delay_the_reply_and_lands_next_turn(
-    hass: HomeAssistant, fake: FakeOllama
-) -> None:
-    await learn_maria(hass, fake)
-    fake.when(is_render, ChatReply.text(THOUGHT, delay_s=3))
-    thoughts = async_capture_events(hass, EVENT_THOUGHT)
+class TestSlowRender:
+    """A render slower than `surfacer_wait` (0.2 s here) does not hold the reply."""
 
-    started = time.monotonic()
-    result = await conversation.async_converse(
-        hass, ASKED, None, Context(), agent_id=AGENT, language="en"
-    )
-    elapsed = time.monotonic() - started
-    assert spoken(result) == REPLY
-    assert elapsed < 2.0, elapsed  # the render takes 3 s; the reply waited at most ~0.2 s
-    assert len(renders(fake)) == 1  # the render was under way when the reply came back
-    assert thoughts == []
-    assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """A short wait for the Surfacer."""
+        return {CONF_SURFACER_WAIT: 0.2}
 
-    await hass.async_block_till_done(wait_background_tasks=True)  # the render finishes
-    assert [(e.data["verdict"], e.data["thought"]) for e in thoughts] == [("surfaced", THOUGHT)]
-    assert thought_sensor(hass)[0] == THOUGHT
+    @pytest.mark.usefixtures("qualified", "setup_alto")
+    async def test_slow_render_does_not_delay_the_reply_and_lands_next_turn(
+        self, hass: HomeAssistant, fake: FakeOllama
+    ) -> None:
+        await learn_maria(hass, fake)
+        fake.when(is_render, ChatReply.text(THOUGHT, delay_s=3))
+        thoughts = async_capture_events(hass, EVENT_THOUGHT)
 
-    await converse(hass, THANKS, conversation_id=result.conversation_id)
-    assert len(renders(fake)) == 1
-    assert dialogue(conversational(fake)[-1]) == [
-        {"role": "user", "content": ASKED},
-        {"role": "assistant", "content": REPLY},
-        {"role": "assistant", "content": THOUGHT},
-        {"role": "user", "content": THANKS},
-    ]
+        started = time.monotonic()
+        result = await converse(hass, ASKED)
+        elapsed = time.monotonic() - started
+        assert spoken(result) == REPLY
+        assert elapsed < 2.0, elapsed  # the render takes 3 s; the reply waited at most ~0.2 s
+        assert len(renders(fake)) == 1  # the render was under way when the reply came back
+        assert thoughts == []
+        assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
+
+        await hass.async_block_till_done(wait_background_tasks=True)  # the render finishes
+        assert [(e.data["verdict"], e.data["thought"]) for e in thoughts] == [("surfaced", THOUGHT)]
+        assert thought_sensor(hass)[0] == THOUGHT
+
+        await converse_and_wait_for_background(hass, THANKS, result.conversation_id)
+        assert len(renders(fake)) == 1
+        assert dialogue(conversational(fake)[-1]) == [
+            {"role": "user", "content": ASKED},
+            {"role": "assistant", "content": REPLY},
+            {"role": "assistant", "content": THOUGHT},
+            {"role": "user", "content": THANKS},
+        ]
 
 
 # -- 5. the Surfacer switched off -----------------------------------------------------------------
-@pytest.mark.usefixtures("qualified", "setup_alto")
-@pytest.mark.parametrize("entry_options", [{CONF_SURFACER_ENABLED: False}])
-async def test_disabled_surfacer_never_renders(hass: HomeAssistant, fake: FakeOllama) -> None:
-    await learn_maria(hass, fake)  # the store knows Maria: an enabled Surfacer would render
-    fake.when(is_render, THOUGHT)
-    thoughts = async_capture_events(hass, EVENT_THOUGHT)
+class TestSurfacerOff:
+    """The Surfacer switched off in the options."""
 
-    result = await converse(hass, ASKED)
-    assert spoken(result) == REPLY
-    await converse(hass, "Maria again?", conversation_id=result.conversation_id)
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """The Surfacer disabled."""
+        return {CONF_SURFACER_ENABLED: False}
 
-    assert renders(fake) == []
-    assert thoughts == []
-    assert THOUGHT not in json.dumps(fake.chat_requests)
-    assert thought_sensor(hass)[0] == "unknown"
+    @pytest.mark.usefixtures("qualified", "setup_alto")
+    async def test_disabled_surfacer_never_renders(
+        self, hass: HomeAssistant, fake: FakeOllama
+    ) -> None:
+        await learn_maria(hass, fake)  # the store knows Maria: an enabled Surfacer would render
+        fake.when(is_render, THOUGHT)
+        thoughts = async_capture_events(hass, EVENT_THOUGHT)
+
+        result = await converse_and_wait_for_background(hass, ASKED)
+        assert spoken(result) == REPLY
+        await converse_and_wait_for_background(hass, "Maria again?", result.conversation_id)
+
+        assert renders(fake) == []
+        assert thoughts == []
+        assert THOUGHT not in json.dumps(fake.chat_requests)
+        assert thought_sensor(hass)[0] == "unknown"
 
 
 # -- 6. another user's private memory -------------------------------------------------------------
@@ -328,7 +339,8 @@ async def test_private_memory_never_surfaces_to_another_speaker(
     alice, bob = hass_admin_user.id, hass_read_only_user.id
     assertion = await learn_maria(hass, fake)  # household: anonymous speaker
     pin = await remember(hass, PIN, Context(user_id=alice))  # private to Alice
-    await converse(hass, ZOE, Context(user_id=alice))  # mode 2: "Zoe" is Alice's private name
+    # Mode 2: "Zoe" is Alice's private name.
+    await converse_and_wait_for_background(hass, ZOE, context=Context(user_id=alice))
     view = StoreMemoryView(memory(hass).store)
     assert await view.known_names(alice) == ["Maria", "walks the dog", "Zoe", "feeds the cat"]
     assert await view.known_names(bob) == ["Maria", "walks the dog"]
@@ -336,7 +348,7 @@ async def test_private_memory_never_surfaces_to_another_speaker(
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
 
     requests_before = len(fake.chat_requests)
-    bobs = await converse(hass, BOTH, Context(user_id=bob))
+    bobs = await converse_and_wait_for_background(hass, BOTH, context=Context(user_id=bob))
     assert spoken(bobs) == REPLY
     bob_renders = [b for b in fake.chat_requests[requests_before:] if is_render(b)]
     # Bob's render saw only the household phrase; Zoe is no cue for him.
@@ -352,7 +364,9 @@ async def test_private_memory_never_surfaces_to_another_speaker(
             "attempts": 2,
         }
     ]
-    await converse(hass, THANKS, Context(user_id=bob), bobs.conversation_id)
+    await converse_and_wait_for_background(
+        hass, THANKS, bobs.conversation_id, context=Context(user_id=bob)
+    )
     assert dialogue(conversational(fake)[-1]) == [
         {"role": "user", "content": BOTH},
         {"role": "assistant", "content": REPLY},
@@ -364,7 +378,7 @@ async def test_private_memory_never_surfaces_to_another_speaker(
 
     # Control: Alice, asking the same, may be reminded of her own memory.
     before = len(renders(fake))
-    alices = await converse(hass, BOTH, Context(user_id=alice))
+    alices = await converse_and_wait_for_background(hass, BOTH, context=Context(user_id=alice))
     (alice_render,) = renders(fake)[before:]
     assert alice_render["messages"] == render_messages(
         BOTH, {"Maria": [PIN, MARIA], "Zoe": [ZOE]}, []
@@ -378,31 +392,40 @@ async def test_private_memory_never_surfaces_to_another_speaker(
     assert alices.conversation_id != bobs.conversation_id
 
 
-@pytest.mark.usefixtures("qualified", "setup_alto")
-@pytest.mark.parametrize("entry_options", [{CONF_SURFACER_WAIT: 0.2}])
-async def test_late_private_thought_is_not_delivered_to_another_speaker(
-    hass: HomeAssistant, fake: FakeOllama, hass_admin_user: Any, hass_read_only_user: Any
-) -> None:
-    alice, bob = hass_admin_user.id, hass_read_only_user.id
-    await learn_maria(hass, fake)
-    await remember(hass, PIN, Context(user_id=alice))
-    fake.when(is_render, ChatReply.text(LEAK, delay_s=1))
-    thoughts = async_capture_events(hass, EVENT_THOUGHT)
+class TestLatePrivateThought:
+    """A private thought that lands after the reply (`surfacer_wait` 0.2 s here)."""
 
-    alices = await conversation.async_converse(
-        hass, ASKED, None, Context(user_id=alice), agent_id=AGENT, language="en"
-    )
-    assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
-    await hass.async_block_till_done(wait_background_tasks=True)
-    # Surfaced from Alice's private memory: the event (and the sensor) say so, without the words.
-    assert [(e.data["verdict"], e.data["thought"], e.data["private"]) for e in thoughts] == [
-        ("surfaced", None, True)
-    ]
-    assert "4821" not in json.dumps(hass.states.get("sensor.alto_last_thought").as_dict())
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """A short wait for the Surfacer."""
+        return {CONF_SURFACER_WAIT: 0.2}
 
-    # Bob speaks next in the same conversation (one shared session id).
-    await converse(hass, THANKS, Context(user_id=bob), alices.conversation_id)
-    assert "4821" not in json.dumps(conversational(fake)[-1]["messages"])
-    # Alice, back in that conversation, does get her own thought.
-    await converse(hass, THANKS, Context(user_id=alice), alices.conversation_id)
-    assert LEAK in json.dumps(conversational(fake)[-1]["messages"], ensure_ascii=False)
+    @pytest.mark.usefixtures("qualified", "setup_alto")
+    async def test_late_private_thought_is_not_delivered_to_another_speaker(
+        self, hass: HomeAssistant, fake: FakeOllama, hass_admin_user: Any, hass_read_only_user: Any
+    ) -> None:
+        alice, bob = hass_admin_user.id, hass_read_only_user.id
+        await learn_maria(hass, fake)
+        await remember(hass, PIN, Context(user_id=alice))
+        fake.when(is_render, ChatReply.text(LEAK, delay_s=1))
+        thoughts = async_capture_events(hass, EVENT_THOUGHT)
+
+        alices = await converse(hass, ASKED, context=Context(user_id=alice))
+        assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
+        await hass.async_block_till_done(wait_background_tasks=True)
+        # Surfaced from Alice's private memory: the event (and the sensor) say so, not the words.
+        assert [(e.data["verdict"], e.data["thought"], e.data["private"]) for e in thoughts] == [
+            ("surfaced", None, True)
+        ]
+        assert "4821" not in json.dumps(hass.states.get("sensor.alto_last_thought").as_dict())
+
+        # Bob speaks next in the same conversation (one shared session id).
+        await converse_and_wait_for_background(
+            hass, THANKS, alices.conversation_id, context=Context(user_id=bob)
+        )
+        assert "4821" not in json.dumps(conversational(fake)[-1]["messages"])
+        # Alice, back in that conversation, does get her own thought.
+        await converse_and_wait_for_background(
+            hass, THANKS, alices.conversation_id, context=Context(user_id=alice)
+        )
+        assert LEAK in json.dumps(conversational(fake)[-1]["messages"], ensure_ascii=False)

@@ -1,0 +1,183 @@
+"""Plain helpers shared by the integration tests: the agent id, turns, results, memory services.
+
+Fixtures live in `conftest.py`; this module holds functions and constants only. Three ways to
+hold a turn differ in what they wait for, and each test module says which it means by its name:
+`converse` returns as soon as the agent answers, `converse_and_settle` then waits for what the
+turn started (`hass.async_block_till_done()`), and `converse_and_wait_for_background` waits for
+background tasks too (the memory intake, a late Surfacer render).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from homeassistant.components import conversation
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import intent
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.alto.const import DOMAIN
+from custom_components.alto.memory.profile import (
+    CLASSIFICATION_INSTRUCTION,
+    STATEMENT_INSTRUCTION,
+)
+from custom_components.alto.memory_organ import MemoryOrgan
+
+AGENT = "conversation.alto"
+COUNT = "sensor.alto_memory_count"
+TODO = "todo.alto_memories"
+MARIA = "Maria walks the dog every morning."
+
+
+# -- turns ---------------------------------------------------------------------------------------
+async def converse(
+    hass: HomeAssistant,
+    text: str,
+    conversation_id: str | None = None,
+    *,
+    context: Context | None = None,
+    device_id: str | None = None,
+    language: str = "en",
+) -> conversation.ConversationResult:
+    """One turn through HA's conversation API to Alto; returns as soon as the agent answers."""
+    return await conversation.async_converse(
+        hass,
+        text,
+        conversation_id,
+        context or Context(),
+        language=language,
+        agent_id=AGENT,
+        device_id=device_id,
+    )
+
+
+async def converse_and_settle(
+    hass: HomeAssistant,
+    text: str,
+    conversation_id: str | None = None,
+    *,
+    context: Context | None = None,
+    device_id: str | None = None,
+) -> conversation.ConversationResult:
+    """One turn, then `hass.async_block_till_done()` (background tasks are not waited for)."""
+    result = await converse(
+        hass, text, conversation_id, context=context, device_id=device_id, language="en"
+    )
+    await hass.async_block_till_done()
+    return result
+
+
+async def converse_and_wait_for_background(
+    hass: HomeAssistant,
+    text: str,
+    conversation_id: str | None = None,
+    *,
+    context: Context | None = None,
+) -> conversation.ConversationResult:
+    """One turn, then wait for background tasks too (the memory intake, a late render)."""
+    result = await converse(hass, text, conversation_id, context=context, language="en")
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return result
+
+
+# -- results -------------------------------------------------------------------------------------
+def speech(result: conversation.ConversationResult) -> str:
+    """What the turn said, whatever kind of response it was."""
+    return result.response.speech["plain"]["speech"]
+
+
+def spoken(result: conversation.ConversationResult) -> str:
+    """What the turn said (fails for an error response)."""
+    assert result.response.response_type.value == "action_done"
+    return speech(result)
+
+
+def error_text(result: conversation.ConversationResult) -> str:
+    """What the turn said (fails unless it is an error response)."""
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    return speech(result)
+
+
+def answered(result: conversation.ConversationResult) -> bool:
+    """The turn said something, and not as an error."""
+    return result.response.response_type is not intent.IntentResponseType.ERROR and bool(
+        speech(result)
+    )
+
+
+def state(hass: HomeAssistant, entity_id: str) -> str:
+    """The state of an entity that must exist."""
+    found = hass.states.get(entity_id)
+    assert found is not None, entity_id
+    return found.state
+
+
+# -- memory --------------------------------------------------------------------------------------
+def table_path(hass: HomeAssistant) -> Path:
+    """Where the organ reads and `alto.qualify` writes qualified pairs."""
+    return Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
+
+
+def memory(hass: HomeAssistant) -> MemoryOrgan:
+    """The loaded entry's memory organ."""
+    organ = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.memory
+    assert organ is not None
+    return organ
+
+
+def journal_file(hass: HomeAssistant, entry: MockConfigEntry) -> Path:
+    """The entry's journal (under the test's own config dir)."""
+    return Path(hass.config.path(".storage", DOMAIN, entry.entry_id, "journal.jsonl"))
+
+
+def journal_bytes(hass: HomeAssistant, entry: MockConfigEntry) -> bytes | None:
+    """The journal's exact bytes, None while it does not exist."""
+    path = journal_file(hass, entry)
+    return path.read_bytes() if path.exists() else None
+
+
+async def store_contents(hass: HomeAssistant) -> dict[str, Any]:
+    """Exact contents of both Chroma collections, read from Chroma."""
+    return await hass.async_add_executor_job(memory(hass).store.snapshot)
+
+
+async def alto_service(
+    hass: HomeAssistant, service: str, data: dict[str, Any], context: Context | None = None
+) -> Any:
+    """An Alto service call with its response."""
+    return await hass.services.async_call(
+        DOMAIN, service, data, blocking=True, return_response=True, context=context
+    )
+
+
+async def recall(
+    hass: HomeAssistant, query: str, context: Context | None = None, **extra: Any
+) -> list[dict[str, Any]]:
+    """`alto.recall` memories (limit 50 unless given)."""
+    response = await alto_service(hass, "recall", {"query": query, "limit": 50, **extra}, context)
+    return response["memories"]
+
+
+async def remember(
+    hass: HomeAssistant, text: str, context: Context | None = None, **extra: Any
+) -> int:
+    """`alto.remember`; returns the one id it wrote."""
+    response = await alto_service(hass, "remember", {"text": text, **extra}, context)
+    assert len(response["ids"]) == 1
+    return response["ids"][0]
+
+
+def quotes(memories: list[dict[str, Any]]) -> list[str]:
+    """The quotes of recalled memories, in order."""
+    return [m["quote"] for m in memories]
+
+
+def is_call_1(body: dict[str, Any]) -> bool:
+    """Intake call 1 (statement labels)."""
+    return "format" in body and body["messages"][0]["content"] == STATEMENT_INSTRUCTION
+
+
+def is_call_2(body: dict[str, Any]) -> bool:
+    """Intake call 2 (classification)."""
+    return "format" in body and body["messages"][0]["content"] == CLASSIFICATION_INSTRUCTION
