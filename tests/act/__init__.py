@@ -41,4 +41,5 @@ HOME = (
 
 
 def home() -> Registry:
+    """The synthetic registry of `HOME`."""
     return Registry(HOME)

@@ -45,10 +45,12 @@ EXPECTED_SERVICES = {
 
 
 def test_the_allowlist_is_exactly_the_reviewed_table() -> None:
+    """The allowlist holds exactly the reviewed domains and services, no more, no fewer."""
     assert {domain: set(services) for domain, services in ALLOWLIST.items()} == EXPECTED_SERVICES
 
 
 def test_the_allowlist_cannot_be_edited_at_runtime() -> None:
+    """Neither the table nor a domain's services can be changed at runtime."""
     with pytest.raises(TypeError):
         ALLOWLIST["sensor"] = {}  # type: ignore[index]
     with pytest.raises(TypeError):
@@ -56,11 +58,13 @@ def test_the_allowlist_cannot_be_edited_at_runtime() -> None:
 
 
 def test_services_for() -> None:
+    """A domain's allowed services come sorted; a domain not on the list has none."""
     assert services_for("vacuum") == ("return_to_base", "start", "stop")
     assert services_for("sensor") == ()
 
 
 def test_every_param_is_a_known_spec_type() -> None:
+    """Every service parameter is a known spec, and exclusive groups name only its parameters."""
     for services in ALLOWLIST.values():
         for spec in services.values():
             for param in spec.params.values():
@@ -73,6 +77,7 @@ def test_every_param_is_a_known_spec_type() -> None:
     ("value", "expected"), [(0, 0), (100, 100), (42, 42), (42.0, 42), (-0.0, 0)]
 )
 def test_integral_number_accepts(value: object, expected: int) -> None:
+    """An integral number in range comes back as an int, whole floats included."""
     result = Number(0, 100).check(value, {})
     assert result == expected
     assert type(result) is int
@@ -83,11 +88,13 @@ def test_integral_number_accepts(value: object, expected: int) -> None:
     [True, False, "50", "fifty", None, [50], {"v": 50}, 42.5, -1, 101, math.nan, math.inf, 10**400],
 )
 def test_integral_number_refuses(value: object) -> None:
+    """Booleans, strings, containers, fractions, out-of-range and non-finite values are refused."""
     with pytest.raises(InvalidValue):
         Number(0, 100).check(value, {})
 
 
 def test_real_number_returns_a_float_and_refuses_non_finite() -> None:
+    """A real number comes back as a float; out of range, non-finite, bool or text is refused."""
     number = Number(0, 1, integral=False)
     assert number.check(1, {}) == 1.0
     assert type(number.check(1, {})) is float
@@ -113,12 +120,14 @@ def test_real_number_returns_a_float_and_refuses_non_finite() -> None:
 def test_bounds_come_from_attributes_only_when_both_are_sane(
     attributes: dict[str, object], bounds: tuple[float, float]
 ) -> None:
+    """The entity's own temperature bounds are used only when both are numbers in order."""
     temperature = ALLOWLIST["climate"]["set_temperature"].params["temperature"]
     assert isinstance(temperature, Number)
     assert temperature.bounds(attributes) == bounds
 
 
 def test_choice_prefers_the_entitys_own_options() -> None:
+    """A choice checks the entity's own options if it lists them, else the generic list."""
     hvac = Choice(("off", "heat", "cool"), options_attr="hvac_modes")
     assert hvac.check("cool", {}) == "cool"
     assert hvac.check("heat", {"hvac_modes": ["off", "heat"]}) == "heat"
@@ -134,6 +143,7 @@ def test_choice_prefers_the_entitys_own_options() -> None:
 
 
 def test_flag_text_and_fixed_list() -> None:
+    """Flags take booleans, text strings of a bounded length, fixed lists exactly N valid items."""
     assert Flag().check(True, {}) is True
     for bad in (1, 0, "true", None):
         with pytest.raises(InvalidValue):
@@ -150,10 +160,12 @@ def test_flag_text_and_fixed_list() -> None:
 
 
 def _light_on() -> ServiceSpec:
+    """The `light.turn_on` spec."""
     return ALLOWLIST["light"]["turn_on"]
 
 
 def test_check_data_cleans_values() -> None:
+    """Checked data comes back cleaned: whole floats as ints, lists as tuples."""
     cleaned = check_data(_light_on(), {"brightness_pct": 30.0, "rgb_color": [1, 2, 3]}, {})
     assert cleaned == {"brightness_pct": 30, "rgb_color": (1, 2, 3)}
 
@@ -178,6 +190,7 @@ def test_check_data_cleans_values() -> None:
 def test_check_data_refusals(
     spec: ServiceSpec, data: dict[object, object], code: GuardReason
 ) -> None:
+    """Bad keys (unknown, exclusive, missing, forbidden) and bad values are refused as such."""
     result = check_data(spec, data, {})  # type: ignore[arg-type]
     assert isinstance(result, GuardRefusal)
     assert result.reason is code

@@ -45,6 +45,7 @@ from custom_components.alto.act.confirm import parse_confirmation
     ],
 )
 def test_yes(text: str, language: str | None) -> None:
+    """A whole-utterance yes in the utterance's language (English when unknown) is True."""
     assert parse_confirmation(text, language) is True
 
 
@@ -80,6 +81,7 @@ def test_yes(text: str, language: str | None) -> None:
     ],
 )
 def test_no(text: str, language: str) -> None:
+    """A whole-utterance no in the utterance's language (English when unknown) is False."""
     assert parse_confirmation(text, language) is False
 
 
@@ -108,10 +110,12 @@ def test_no(text: str, language: str) -> None:
     ],
 )
 def test_anything_else_is_none(text: str, language: str) -> None:
+    """Anything but a bare yes or no, or a yes in another language, is None."""
     assert parse_confirmation(text, language) is None
 
 
 def test_non_string_input_is_none() -> None:
+    """A non-string utterance is None; a non-string language counts as unknown."""
     assert parse_confirmation(None) is None  # type: ignore[arg-type]
     assert parse_confirmation(1) is None  # type: ignore[arg-type]
     assert parse_confirmation("yes", 5) is True  # type: ignore[arg-type]

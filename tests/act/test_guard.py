@@ -1,5 +1,7 @@
-"""The guard: every refusal reason, spoofed domains, smuggled targets, and a fuzz that must not
-make it raise."""
+"""The guard: every refusal reason, spoofed domains, smuggled targets, and a fuzz.
+
+The fuzz must never make the guard raise.
+"""
 
 import random
 from collections.abc import Iterator, Mapping
@@ -24,12 +26,14 @@ REGISTRY = home()
 
 
 def call(entity: object = "light.kitchen", service: object = "turn_on", **extra: Any) -> Any:
+    """Validate a `call_ha_service` proposal against the synthetic home."""
     return validate_tool_call(
         REGISTRY, Proposal("call_ha_service", {"entity": entity, "service": service, **extra})
     )
 
 
 def refused(result: object) -> GuardReason:
+    """The reason of a refusal (fails if the result is not one)."""
     assert isinstance(result, GuardRefusal), result
     return result.reason
 
@@ -128,6 +132,7 @@ def refused(result: object) -> GuardReason:
 def test_valid_calls(
     entity: str, service: str, data: dict[str, Any] | None, expected: tuple[Any, ...]
 ) -> None:
+    """Valid calls resolve id, name or alias, with the registry's domain and cleaned data."""
     result = call(entity, service, data=data)
     assert isinstance(result, ValidatedCall), result
     domain, name, entity_id, clean = expected
@@ -140,6 +145,7 @@ def test_valid_calls(
 
 
 def test_data_may_be_omitted() -> None:
+    """A call without `data` is valid and carries empty data."""
     result = validate_tool_call(
         REGISTRY, Proposal("call_ha_service", {"entity": "light.hall", "service": "turn_off"})
     )
@@ -149,6 +155,7 @@ def test_data_may_be_omitted() -> None:
 
 @pytest.mark.parametrize("domain", ["lock", "light", "alarm_control_panel", None, 7, ["lock"]])
 def test_the_models_domain_is_discarded(domain: object) -> None:
+    """Whatever domain the model names, the entity's own domain is used."""
     result = call("light.kitchen", "turn_on", domain=domain)
     assert isinstance(result, ValidatedCall)
     assert result.domain == "light"
@@ -169,6 +176,7 @@ def test_the_models_domain_is_discarded(domain: object) -> None:
 def test_a_spoofed_domain_never_reaches_another_domains_service(
     service: str, domain: str | None
 ) -> None:
+    """A light never reaches another domain's service, whatever domain the model claims."""
     assert refused(call("light.kitchen", service, domain=domain)) is GuardReason.SERVICE_NOT_ALLOWED
 
 
@@ -196,6 +204,7 @@ def test_a_spoofed_domain_never_reaches_another_domains_service(
     ],
 )
 def test_service_not_allowed(entity: str, service: str) -> None:
+    """A service outside the entity domain's allowlist is refused."""
     assert refused(call(entity, service)) is GuardReason.SERVICE_NOT_ALLOWED
 
 
@@ -204,10 +213,12 @@ def test_service_not_allowed(entity: str, service: str) -> None:
     ["light.kltchen", "light.kitсhen", "light.KITCHEM", "light.basement", "lock.back_door", "x"],
 )
 def test_unknown_or_unexposed_entities(entity: str) -> None:
+    """Misspelt, look-alike, unexposed or missing entities are unknown."""
     assert refused(call(entity)) is GuardReason.UNKNOWN_ENTITY
 
 
 def test_an_entity_that_exists_in_home_assistant_but_is_not_exposed_is_unknown() -> None:
+    """An entity HA has but Assist does not expose is unknown to the guard."""
     registry = Registry([ExposedEntity("light.kitchen", "Kitchen")])
     result = validate_tool_call(
         registry, Proposal("call_ha_service", {"entity": "lock.front_door", "service": "unlock"})
@@ -216,6 +227,7 @@ def test_an_entity_that_exists_in_home_assistant_but_is_not_exposed_is_unknown()
 
 
 def test_ambiguous_entity() -> None:
+    """A name that matches two exposed entities is refused as ambiguous."""
     registry = Registry([ExposedEntity("light.a", "Lamp"), ExposedEntity("light.b", "lamp")])
     result = validate_tool_call(
         registry, Proposal("call_ha_service", {"entity": "lamp", "service": "turn_on"})
@@ -234,6 +246,7 @@ def test_ambiguous_entity() -> None:
     ],
 )
 def test_a_second_entity_in_the_entity_string_is_smuggling(entity: str) -> None:
+    """An entity string naming a second entity is smuggling."""
     assert refused(call(entity)) is GuardReason.ENTITY_SMUGGLED
 
 
@@ -253,11 +266,13 @@ def test_a_second_entity_in_the_entity_string_is_smuggling(entity: str) -> None:
     ],
 )
 def test_a_targeting_key_anywhere_in_data_is_smuggling(data: dict[str, Any]) -> None:
+    """A targeting key anywhere in the data, however nested or spelt, is smuggling."""
     assert refused(call(data=data)) is GuardReason.ENTITY_SMUGGLED
 
 
 @pytest.mark.parametrize("key", ["entity_id", "target", "area_id", "device_id"])
 def test_a_targeting_key_beside_the_arguments_is_smuggling(key: str) -> None:
+    """A targeting key beside entity and service is smuggling."""
     assert refused(call(**{key: "lock.front_door"})) is GuardReason.ENTITY_SMUGGLED
 
 
@@ -280,6 +295,7 @@ def test_a_targeting_key_beside_the_arguments_is_smuggling(key: str) -> None:
     ],
 )
 def test_bad_arguments(arguments: dict[Any, Any]) -> None:
+    """Extra, missing or mistyped arguments are refused as bad arguments."""
     assert refused(validate_tool_call(REGISTRY, Proposal("call_ha_service", arguments))) is (
         GuardReason.BAD_ARGUMENTS
     )
@@ -287,18 +303,21 @@ def test_bad_arguments(arguments: dict[Any, Any]) -> None:
 
 @pytest.mark.parametrize("arguments", [None, [], "entity=light.kitchen", 42])
 def test_arguments_that_are_not_a_mapping(arguments: object) -> None:
+    """Arguments that are not a mapping are refused as bad arguments."""
     result = validate_tool_call(REGISTRY, Proposal("call_ha_service", arguments))  # type: ignore[arg-type]
     assert refused(result) is GuardReason.BAD_ARGUMENTS
 
 
 @pytest.mark.parametrize("tool", ["get_device_state", "none", "call_service", "", None, 1])
 def test_unknown_tool(tool: object) -> None:
+    """A tool other than the two known ones is refused as unknown."""
     proposal = Proposal(tool, {"entity": "light.kitchen", "service": "turn_on"})  # type: ignore[arg-type]
     assert refused(validate_tool_call(REGISTRY, proposal)) is GuardReason.UNKNOWN_TOOL
 
 
 @pytest.mark.parametrize("proposal", [None, {"tool": "call_ha_service"}, "call_ha_service"])
 def test_not_a_proposal(proposal: object) -> None:
+    """Anything that is not a Proposal is refused as malformed."""
     assert refused(validate_tool_call(REGISTRY, proposal)) is GuardReason.MALFORMED_PROPOSAL  # type: ignore[arg-type]
 
 
@@ -336,6 +355,7 @@ def test_not_a_proposal(proposal: object) -> None:
     ],
 )
 def test_bad_data_value(entity: str, service: str, data: dict[str, Any]) -> None:
+    """Values of the wrong type or outside the entity's or the spec's range are refused."""
     assert refused(call(entity, service, data=data)) is GuardReason.BAD_DATA_VALUE
 
 
@@ -354,10 +374,12 @@ def test_bad_data_value(entity: str, service: str, data: dict[str, Any]) -> None
     ],
 )
 def test_bad_data_key(entity: str, service: str, data: dict[str, Any]) -> None:
+    """Keys the spec does not allow, exclusive pairs and missing required keys are refused."""
     assert refused(call(entity, service, data=data)) is GuardReason.BAD_DATA_KEY
 
 
 def test_the_validated_call_does_not_follow_later_edits_of_the_proposal() -> None:
+    """A validated call keeps its own copy of the data: later edits of the proposal miss it."""
     data = {"rgb_color": [1, 2, 3]}
     result = call(data=data)
     assert isinstance(result, ValidatedCall)
@@ -367,6 +389,7 @@ def test_the_validated_call_does_not_follow_later_edits_of_the_proposal() -> Non
 
 
 def test_state_queries() -> None:
+    """A state query resolves its entity by id or name and ignores the model's domain."""
     for text, entity_id in [
         ("sensor.outside_temperature", "sensor.outside_temperature"),
         ("Front door", "lock.front_door"),
@@ -394,10 +417,13 @@ def test_state_queries() -> None:
     ],
 )
 def test_state_query_refusals(proposal: Proposal, code: GuardReason) -> None:
+    """State queries are refused for a wrong tool, unknown entity, smuggling or bad arguments."""
     assert refused(validate_state_query(REGISTRY, proposal)) is code
 
 
 class _ExplodingMapping(Mapping[str, Any]):
+    """A mapping that raises on every read."""
+
     def __getitem__(self, key: str) -> Any:
         raise RuntimeError("boom")
 
@@ -409,6 +435,8 @@ class _ExplodingMapping(Mapping[str, Any]):
 
 
 class _ExplodingStr(str):
+    """A string that raises when split or stripped."""
+
     __slots__ = ()
 
     def split(self, *args: Any, **kwargs: Any) -> list[str]:  # type: ignore[override]
@@ -419,6 +447,7 @@ class _ExplodingStr(str):
 
 
 def test_hostile_objects_are_refused_not_raised() -> None:
+    """Objects that raise when read are refused as bad arguments, never raised."""
     for arguments in (
         _ExplodingMapping(),
         {"entity": "light.kitchen", "service": "turn_on", "data": _ExplodingMapping()},
@@ -431,6 +460,7 @@ def test_hostile_objects_are_refused_not_raised() -> None:
 
 
 def test_absurdly_nested_data_is_refused() -> None:
+    """Absurdly deep or wide data is refused as a bad value, without recursion errors."""
     nested: Any = 0
     for _ in range(5000):
         nested = [nested]
@@ -472,6 +502,7 @@ def _junk(rng: random.Random, depth: int = 0) -> Any:
 
 
 def _key(rng: random.Random) -> Any:
+    """One random key, real or junk."""
     return rng.choice(
         ["entity", "service", "data", "domain", "brightness_pct", "target", 1, None, ("t",), ""]
     )
@@ -494,6 +525,7 @@ def _shaped(rng: random.Random) -> dict[Any, Any]:
 
 
 def test_fuzz_never_raises_and_never_accepts_junk_targets() -> None:
+    """Random proposals never raise, and only exposed entities in their own domain validate."""
     rng = random.Random(20250401)
     tools = ["call_ha_service", "call_ha_service", "get_device_state", "none", None, 3]
     reasons: set[GuardReason] = set()

@@ -23,10 +23,12 @@ PURE_MODULES = ("__init__", "model", "allowlist", "guard", "tiers", "confirm", "
 
 
 def reason(result: object) -> GuardReason | None:
+    """The reason of a refusal, None for anything else."""
     return result.reason if isinstance(result, GuardRefusal) else None
 
 
 def test_the_pure_modules_import_nothing_from_home_assistant() -> None:
+    """The pure modules of the action organ import nothing from Home Assistant."""
     for path in (ACT_DIR / f"{module}.py" for module in PURE_MODULES):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -39,6 +41,7 @@ def test_the_pure_modules_import_nothing_from_home_assistant() -> None:
 
 
 def test_entity_domain_and_frozen_copies() -> None:
+    """An entity derives its domain, copies aliases and attributes, and is frozen and hashable."""
     attributes = {"min_temp": 5}
     aliases = ["Heater"]
     entity = ExposedEntity("climate.x", "X", aliases=aliases, attributes=attributes)  # type: ignore[arg-type]
@@ -55,6 +58,7 @@ def test_entity_domain_and_frozen_copies() -> None:
 
 
 def test_registry_basics() -> None:
+    """The registry holds every entity once, sorted by id, and looks ids up exactly."""
     registry = home()
     assert len(registry) == len(HOME)
     assert registry.entity_ids == tuple(sorted(entity.entity_id for entity in HOME))
@@ -64,6 +68,7 @@ def test_registry_basics() -> None:
 
 
 def test_duplicate_entity_ids_are_a_build_error() -> None:
+    """Two entities with one id cannot make a registry."""
     with pytest.raises(ValueError, match=r"light\.a"):
         Registry([ExposedEntity("light.a", "A"), ExposedEntity("light.a", "B")])
 
@@ -82,12 +87,14 @@ def test_duplicate_entity_ids_are_a_build_error() -> None:
     ],
 )
 def test_resolves_id_name_and_alias(text: str, entity_id: str) -> None:
+    """Ids, names and aliases resolve after case folding and whitespace collapsing."""
     resolved = home().resolve(text)
     assert isinstance(resolved, ExposedEntity)
     assert resolved.entity_id == entity_id
 
 
 def test_unicode_case_folding_is_case_folding_only() -> None:
+    """Unicode case folding applies ("STRASSE" finds "Straße"), nothing more."""
     registry = Registry([ExposedEntity("light.strasse", "Straße")])
     resolved = registry.resolve("STRASSE")
     assert isinstance(resolved, ExposedEntity)
@@ -118,10 +125,12 @@ def test_unicode_case_folding_is_case_folding_only() -> None:
     ],
 )
 def test_lookalikes_and_near_misses_are_unknown(text: str) -> None:
+    """Look-alike characters, near misses and partial names are unknown, never fuzzily matched."""
     assert reason(home().resolve(text)) is GuardReason.UNKNOWN_ENTITY
 
 
 def test_capital_i_is_not_a_lowercase_l() -> None:
+    """A capital I standing in for a lowercase l is unknown; a real case difference resolves."""
     registry = Registry([ExposedEntity("light.hall", "Hall")])
     assert reason(registry.resolve("light.haII")) is GuardReason.UNKNOWN_ENTITY
     assert reason(registry.resolve("HaII")) is GuardReason.UNKNOWN_ENTITY
@@ -130,6 +139,7 @@ def test_capital_i_is_not_a_lowercase_l() -> None:
 
 
 def test_a_key_naming_two_entities_is_ambiguous() -> None:
+    """A name, alias or id shared by two entities is ambiguous."""
     registry = Registry(
         [
             ExposedEntity("light.desk", "Lamp", area="Office"),
@@ -145,11 +155,13 @@ def test_a_key_naming_two_entities_is_ambiguous() -> None:
 
 
 def test_a_name_repeated_as_alias_of_the_same_entity_is_not_ambiguous() -> None:
+    """One entity naming itself twice is not ambiguous."""
     registry = Registry([ExposedEntity("light.desk", "Desk", aliases=("desk", "DESK "))])
     assert isinstance(registry.resolve("desk"), ExposedEntity)
 
 
 def test_empty_names_and_aliases_are_not_keys() -> None:
+    """Empty or blank names and aliases resolve nothing."""
     registry = Registry(
         [ExposedEntity("light.a", "", aliases=(" ",)), ExposedEntity("light.b", "")]
     )
@@ -176,10 +188,12 @@ def test_empty_names_and_aliases_are_not_keys() -> None:
     ],
 )
 def test_a_second_target_in_the_entity_text_is_smuggling(text: str) -> None:
+    """Entity text that names a second target, by any separator or language, is smuggling."""
     assert reason(home().resolve(text)) is GuardReason.ENTITY_SMUGGLED
 
 
 def test_a_whole_name_with_a_separator_still_resolves() -> None:
+    """A name containing a separator resolves; unknown words around one are only unknown."""
     registry = Registry([ExposedEntity("light.sp", "Salt & Pepper"), ExposedEntity("light.x", "X")])
     resolved = registry.resolve("salt & pepper")
     assert isinstance(resolved, ExposedEntity)
@@ -190,10 +204,12 @@ def test_a_whole_name_with_a_separator_still_resolves() -> None:
 
 @pytest.mark.parametrize("text", [None, 3, ["light.kitchen"], b"light.kitchen", {"a": 1}])
 def test_non_string_entity_text_is_bad_arguments(text: object) -> None:
+    """Entity text that is not a string is bad arguments."""
     assert reason(home().resolve(text)) is GuardReason.BAD_ARGUMENTS  # type: ignore[arg-type]
 
 
 def test_overlong_entity_text_is_refused_before_lookup() -> None:
+    """Text over the length limit is refused before lookup; padding within it still resolves."""
     registry = home()
     assert reason(registry.resolve("x" * (MAX_ENTITY_TEXT + 1))) is GuardReason.BAD_ARGUMENTS
     padded = "light.kitchen" + " " * (MAX_ENTITY_TEXT - len("light.kitchen"))
@@ -201,6 +217,7 @@ def test_overlong_entity_text_is_refused_before_lookup() -> None:
 
 
 def test_validated_call_as_dict_is_a_detached_copy() -> None:
+    """A validated call copies its data in, and `as_dict` copies it out."""
     data = {"brightness_pct": 40}
     call = ValidatedCall("light", "turn_on", "light.kitchen", data)
     data["brightness_pct"] = 100
@@ -216,6 +233,7 @@ def test_validated_call_as_dict_is_a_detached_copy() -> None:
 
 
 def test_reason_codes_are_stable_strings() -> None:
+    """The refusal reasons are exactly the stable strings events and services report."""
     assert {str(code) for code in GuardReason} == {
         "malformed_proposal",
         "unknown_tool",

@@ -1,0 +1,1 @@
+"""Tests of the marker channel and input admission."""

@@ -12,6 +12,7 @@ from custom_components.alto.channel.admission import MAX_INPUT_BYTES, Inadmissib
     ["hello", "tab\there", "two\nlines", "émoji 🙂 ok", "ü" * (MAX_INPUT_BYTES // 2)],
 )
 def test_accepts(text: str) -> None:
+    """Ordinary text, tabs, newlines, emoji and multi-byte text within the limit are admitted."""
     assert admit(text) is None
 
 
@@ -33,8 +34,10 @@ def test_accepts(text: str) -> None:
     ],
 )
 def test_refuses(text: str | bytes, reason: Inadmissible) -> None:
+    """Control characters, oversize text, invalid UTF-8 and blank text are refused as such."""
     assert admit(text) is reason
 
 
 def test_exact_limit_is_accepted() -> None:
+    """Text of exactly the byte limit is admitted."""
     assert admit("x" * MAX_INPUT_BYTES) is None

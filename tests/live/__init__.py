@@ -1,0 +1,1 @@
+"""Alto in a real Home Assistant process, driven over REST."""

@@ -16,6 +16,7 @@ OPTIONAL = {"pycuda"}
 
 
 def imported_packages() -> set[str]:
+    """The top-level third-party packages the integration imports."""
     found = set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -27,6 +28,7 @@ def imported_packages() -> set[str]:
 
 
 def test_every_third_party_import_is_a_requirement() -> None:
+    """Every third-party package imported is a manifest requirement, provided by HA or optional."""
     manifest = json.loads((PACKAGE / "manifest.json").read_text(encoding="utf-8"))
     required = {re.split(r"[<>=!~ ]", req)[0].lower() for req in manifest["requirements"]}
     missing = imported_packages() - required - PROVIDED - OPTIONAL - {"custom_components"}
@@ -34,6 +36,7 @@ def test_every_third_party_import_is_a_requirement() -> None:
 
 
 def test_pycuda_is_never_a_requirement() -> None:
+    """PyCUDA stays optional: the manifest never requires it."""
     manifest = json.loads((PACKAGE / "manifest.json").read_text(encoding="utf-8"))
     assert not any(req.lower().startswith("pycuda") for req in manifest["requirements"])
 

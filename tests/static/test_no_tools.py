@@ -10,6 +10,7 @@ ACTION_ORGAN = PACKAGE / "act"
 
 
 def chat_calls_with_tools(root: Path) -> list[str]:
+    """`path:line` of every chat or generate call that passes `tools` (or `**kwargs`)."""
     found = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -24,6 +25,7 @@ def chat_calls_with_tools(root: Path) -> list[str]:
 
 
 def test_no_chat_call_passes_tools_outside_the_action_organ() -> None:
+    """No chat call outside the action organ passes tools."""
     offenders = [
         site
         for site in chat_calls_with_tools(PACKAGE)
@@ -33,6 +35,7 @@ def test_no_chat_call_passes_tools_outside_the_action_organ() -> None:
 
 
 def test_the_scan_finds_a_tools_argument(tmp_path: Path) -> None:
+    """The scan finds both an explicit `tools=` and a `**kwargs` that could carry one."""
     (tmp_path / "bad.py").write_text(
         "async def f(c):\n    await c.chat(model='m', messages=[], tools=[{}])\n"
         "async def g(c, kw):\n    await c.chat(**kw)\n"
@@ -41,5 +44,6 @@ def test_the_scan_finds_a_tools_argument(tmp_path: Path) -> None:
 
 
 def test_the_turn_does_call_chat() -> None:
+    """The turn does call chat, so the scan looks where the calls are."""
     # Guard against the scan passing because it looks in the wrong place.
     assert "client.chat(" in (PACKAGE / "turn.py").read_text(encoding="utf-8")
