@@ -1,5 +1,6 @@
-"""The action organ end to end: a captured ¤span¤ goes through the executor, the guard, the
-consent tiers and the effector into a real Home Assistant with the `demo` devices.
+"""The action organ end to end, in a real Home Assistant with the `demo` devices.
+
+A captured ¤span¤ goes through the executor, the guard, the consent tiers and the effector.
 
 The fake Ollama answers the executor (the one request with a `format` schema) from proposals
 keyed by span, and every conversational request (no `format`) from a queue of replies.
@@ -64,6 +65,7 @@ class Script:
     """Scripted model: proposals for the executor by span, replies for the conversation."""
 
     def __init__(self, fake: FakeOllama) -> None:
+        """Answer the fake's executor requests from proposals, the rest from replies."""
         self.fake = fake
         self.proposals: dict[str, ChatReply] = {}
         self.replies: deque[ChatReply] = deque()
@@ -82,6 +84,7 @@ class Script:
             self.replies.append(ChatReply.text(reply) if isinstance(reply, str) else reply)
 
     def _propose(self, body: dict[str, Any]) -> ChatReply:
+        """The proposal for the span the executor is asked about, else `none`."""
         text = last_user_text(body)
         # Longest span first, so "yes" never shadows a span that contains it.
         for span in sorted(self.proposals, key=len, reverse=True):
@@ -90,14 +93,17 @@ class Script:
         return ChatReply.text(json.dumps(NONE))
 
     def _reply(self, body: dict[str, Any]) -> ChatReply:
+        """The next queued reply, else a plain spoken "Okay."."""
         return self.replies.popleft() if self.replies else ChatReply.text("¦Okay.¦")
 
     @property
     def executor_requests(self) -> list[dict[str, Any]]:
+        """The executor's requests (those with a `format` schema), in order."""
         return [body for body in self.fake.chat_requests if body.get("format")]
 
     @property
     def conversation_requests(self) -> list[dict[str, Any]]:
+        """The conversational requests (no `format`), in order."""
         return [body for body in self.fake.chat_requests if not body.get("format")]
 
 
@@ -117,6 +123,7 @@ def intents(hass: HomeAssistant) -> list[Event]:
 
 
 def verdicts(events: list[Event]) -> list[str]:
+    """The verdicts of intent events, in order."""
     return [event.data["verdict"] for event in events]
 
 
@@ -144,6 +151,7 @@ def service_of(data: dict[str, Any]) -> str:
 
 
 def calls_to(events: list[Event], *domains: str) -> list[dict[str, Any]]:
+    """The data of the service calls to any of `domains`."""
     return [dict(event.data) for event in events if event.data.get("domain") in domains]
 
 
@@ -157,6 +165,7 @@ def notifications(hass: HomeAssistant) -> list[str]:
 
 
 def has_breadcrumb(body: dict[str, Any]) -> bool:
+    """A request carries the "Alto carried out" breadcrumb as an assistant message."""
     return any(
         m.get("role") == "assistant" and BREADCRUMB in str(m.get("content"))
         for m in body["messages"]
@@ -175,6 +184,7 @@ def call_ha_service(entity: str, service: str, **data: Any) -> dict[str, Any]:
 async def test_span_turns_on_an_exposed_light(
     hass: HomeAssistant, script: Script, intents: list[Event], hass_admin_user
 ) -> None:
+    """An action span turns on an exposed light; the event and the event entity record it."""
     script.say("Sure. ¤turn on the bed light¤¦Turning on the bed light.¦")
     script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
     context = Context(user_id=hass_admin_user.id)
@@ -209,6 +219,7 @@ async def test_span_turns_on_an_exposed_light(
 async def test_service_data_reaches_the_device(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """The proposal's service data reaches the device."""
     script.say("¤dim the kitchen lights to half¤¦Dimming.¦")
     script.propose(
         "dim the kitchen lights to half",
@@ -223,6 +234,7 @@ async def test_service_data_reaches_the_device(
 async def test_executor_request_has_a_fresh_context_and_a_schema(
     hass: HomeAssistant, script: Script
 ) -> None:
+    """The executor gets a schema and a fresh context: span and area, nothing of the talk."""
     area = ar.async_get(hass).async_create("Bedroom")
     satellite_entry = MockConfigEntry(domain="test")
     satellite_entry.add_to_hass(hass)
@@ -254,6 +266,7 @@ async def test_executor_request_has_a_fresh_context_and_a_schema(
 async def test_each_span_gets_one_executor_call(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """Two spans in one reply get one executor call each, and both run."""
     script.say("¤turn on the bed light¤ ¤turn off the ceiling lights¤¦Both done.¦")
     script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
     script.propose(
@@ -274,6 +287,7 @@ async def test_each_span_gets_one_executor_call(
 async def test_unexposed_lock_is_refused(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """A lock not exposed to Assist is refused, and nothing is called."""
     script.say("¤unlock the front door¤¦Unlocking.¦")
     script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
     result = await converse_and_settle(hass, "let me in")
@@ -318,6 +332,7 @@ async def test_spoofed_or_foreign_service_is_refused(
     proposal: dict[str, Any],
     reason: str,
 ) -> None:
+    """Spoofed domains, foreign services, smuggled targets and bad keys are refused."""
     async_expose_entity(hass, "conversation", "lock.front_door", True)
     script.say("¤do the thing¤¦Done.¦")
     script.propose("do the thing", proposal)
@@ -334,6 +349,7 @@ async def test_spoofed_or_foreign_service_is_refused(
 async def test_climate_temperature_out_of_range_is_refused(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """A temperature outside the entity's range is refused, without a notification."""
     before = hass.states.get("climate.hvac").attributes["temperature"]
     script.say("¤set the hvac to 40 degrees¤¦Setting it.¦")
     script.propose(
@@ -352,6 +368,7 @@ async def test_climate_temperature_out_of_range_is_refused(
 async def test_malformed_proposal_is_refused(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """An executor answer that is not a proposal is refused; the turn still answers."""
     script.say("¤turn on the bed light¤¦On it.¦")
     script.propose("turn on the bed light", "Sure! I'll turn on light.bed_light for you.")
     result = await converse_and_settle(hass, "light")
@@ -366,6 +383,7 @@ async def test_malformed_proposal_is_refused(
 async def test_executor_http_error_still_answers(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """An executor failure still lets the turn answer, and the next turn works."""
     script.say("¤turn on the bed light¤¦On it.¦")
     script.propose("turn on the bed light", ChatReply(status=500, error="CUDA out of memory"))
     result = await converse_and_settle(hass, "light")
@@ -385,6 +403,7 @@ async def test_executor_http_error_still_answers(
 async def test_none_proposal_changes_nothing(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """A `none` proposal is a refusal that calls nothing."""
     script.say("¤make me a sandwich¤¦I can't cook.¦")
     script.propose("make me a sandwich", NONE)
     result = await converse_and_settle(hass, "sandwich")
@@ -400,6 +419,7 @@ async def test_none_proposal_changes_nothing(
 async def test_act_and_notify_executes_and_notifies(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """An act-and-notify climate change runs and leaves one notification."""
     script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
     script.propose(
         "set the hvac to 23 degrees",
@@ -418,6 +438,7 @@ async def test_act_and_notify_executes_and_notifies(
 async def test_ordinary_cover_is_act_and_notify(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """An ordinary cover opens and notifies."""
     script.say("¤open the kitchen window¤¦Opening.¦")
     script.propose("open the kitchen window", call_ha_service("cover.kitchen_window", "open_cover"))
     await converse_and_settle(hass, "air please")
@@ -428,8 +449,11 @@ async def test_ordinary_cover_is_act_and_notify(
 
 
 class TestConsentOverrides:
+    """Consent tiers changed in the options."""
+
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """Climate and covers autonomous, lights confirm first."""
         return {
             "consent": {"climate": "autonomous", "light": "confirm_first", "cover": "autonomous"}
         }
@@ -438,6 +462,7 @@ class TestConsentOverrides:
     async def test_override_makes_climate_autonomous(
         self, hass: HomeAssistant, script: Script, intents: list[Event]
     ) -> None:
+        """Climate made autonomous runs without a notification."""
         script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
         script.propose(
             "set the hvac to 23 degrees",
@@ -452,6 +477,7 @@ class TestConsentOverrides:
     async def test_override_makes_lights_confirm_first(
         self, hass: HomeAssistant, script: Script, intents: list[Event]
     ) -> None:
+        """Lights made confirm-first wait and ask."""
         script.say("¤turn on the bed light¤¦Turning it on.¦")
         script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
         result = await converse_and_settle(hass, "bed light")
@@ -464,6 +490,7 @@ class TestConsentOverrides:
     async def test_garage_stays_confirm_first_despite_cover_override(
         self, hass: HomeAssistant, script: Script, intents: list[Event]
     ) -> None:
+        """A garage door still asks first when covers are made autonomous."""
         script.say("¤open the garage door¤¦Opening the garage.¦")
         script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
         await converse_and_settle(hass, "garage")
@@ -476,6 +503,7 @@ class TestConsentOverrides:
 
 
 async def _ask_to_unlock(hass: HomeAssistant, script: Script) -> conversation.ConversationResult:
+    """A turn that asks to unlock the exposed front door, which stays locked."""
     script.say("¤unlock the front door¤¦Unlocking the front door.¦")
     script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
     result = await converse_and_settle(hass, "unlock the front door")
@@ -487,6 +515,7 @@ async def _ask_to_unlock(hass: HomeAssistant, script: Script) -> conversation.Co
 async def test_unlock_waits_for_the_users_yes(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """An unlock waits for the user's yes, then runs the held call without a new executor call."""
     first = await _ask_to_unlock(hass, script)
     assert asks_to_confirm(first, "Unlocking the front door.")
     data = only(intents)
@@ -514,6 +543,7 @@ async def test_unlock_waits_for_the_users_yes(
 async def test_the_model_saying_yes_never_confirms(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """The model saying or acting "yes" never confirms a held call."""
     # The model tries in the same turn as the request...
     script.say("¤unlock the front door¤¦Unlocking.¦ ¦yes¦ ¤yes¤")
     script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
@@ -533,6 +563,7 @@ async def test_the_model_saying_yes_never_confirms(
 async def test_users_no_declines(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """The user's no declines; a later yes has nothing to confirm."""
     first = await _ask_to_unlock(hass, script)
     intents.clear()
     second = await converse_and_settle(hass, "no", first.conversation_id)
@@ -550,6 +581,7 @@ async def test_users_no_declines(
 
 @pytest.mark.usefixtures("front_door_exposed")
 async def test_anything_but_yes_declines(hass: HomeAssistant, script: Script, intents) -> None:
+    """A yes with more in it declines."""
     first = await _ask_to_unlock(hass, script)
     intents.clear()
     await converse_and_settle(hass, "yes, and also turn on the bed light", first.conversation_id)
@@ -562,6 +594,7 @@ async def test_anything_but_yes_declines(hass: HomeAssistant, script: Script, in
 async def test_confirmation_times_out(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """A held call is declined after a minute without an answer."""
     first = await _ask_to_unlock(hass, script)
     intents.clear()
     async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=61))
@@ -579,6 +612,7 @@ async def test_confirmation_times_out(
 async def test_yes_in_another_conversation_does_not_confirm(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """A yes in another conversation confirms nothing."""
     await _ask_to_unlock(hass, script)
     await converse_and_settle(hass, "yes")  # a new conversation
     assert hass.states.get("lock.front_door").state == "locked"
@@ -589,6 +623,7 @@ async def test_yes_in_another_conversation_does_not_confirm(
 async def test_garage_door_is_confirm_first(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """A garage door asks first and opens on yes."""
     script.say("¤open the garage door¤¦Opening the garage.¦")
     script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
     first = await converse_and_settle(hass, "open the garage")
@@ -609,6 +644,7 @@ async def test_garage_door_is_confirm_first(
 async def test_read_only_users_context_fails(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """A read-only user's call fails in the effector, and leaves no breadcrumb."""
     # The owner exists first, else HA would make the guest the owner (an admin).
     guest = await hass.auth.async_create_user("guest", group_ids=["system-read-only"])
     assert not guest.is_admin
@@ -636,6 +672,7 @@ async def test_read_only_users_context_fails(
 async def test_breadcrumb_after_success_only_in_that_conversation(
     hass: HomeAssistant, script: Script
 ) -> None:
+    """A successful call leaves one breadcrumb, in its own conversation only."""
     script.say("¤turn on the bed light¤¦Done.¦")
     script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
     first = await converse_and_settle(hass, "bed light")
@@ -669,6 +706,7 @@ async def test_breadcrumb_after_success_only_in_that_conversation(
 async def test_no_breadcrumb_without_success(
     hass: HomeAssistant, script: Script, proposal: dict[str, Any] | str
 ) -> None:
+    """Malformed, refused or held calls leave no breadcrumb."""
     script.say("¤do the thing¤¦Doing the thing.¦")
     script.propose("do the thing", proposal)
     first = await converse_and_settle(hass, "do the thing")
@@ -685,6 +723,7 @@ async def test_no_breadcrumb_without_success(
 async def test_read_span_gets_one_follow_up_with_the_state(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
+    """A read span gets one follow-up request carrying the state, and calls no service."""
     assert hass.states.get("climate.hvac").state == "cool"
     script.say("¤check the hvac¤", "¦The air conditioner is cooling.¦")
     script.propose("check the hvac", {"tool": "get_device_state", "entity": "climate.hvac"})
@@ -694,7 +733,8 @@ async def test_read_span_gets_one_follow_up_with_the_state(
     bodies = script.fake.chat_requests
     assert [bool(b.get("format")) for b in bodies] == [False, True, False]
     first, follow_up = bodies[0], bodies[2]
-    assert not follow_up.get("tools") and not follow_up.get("format")
+    assert not follow_up.get("tools")
+    assert not follow_up.get("format")
     new = [m for m in follow_up["messages"] if m not in first["messages"]]
     assert new, "the follow-up must add the read result"
     assert "cool" in json.dumps(new)
@@ -710,6 +750,7 @@ async def test_read_span_gets_one_follow_up_with_the_state(
 async def test_read_of_an_unexposed_entity_is_refused_without_follow_up(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """Reading an unexposed entity is refused, with no follow-up and no state."""
     script.say("¤is the front door locked¤¦Let me check.¦")
     script.propose(
         "is the front door locked", {"tool": "get_device_state", "entity": "lock.front_door"}
@@ -743,6 +784,7 @@ def _service_call_sites() -> list[tuple[str, int, str]]:
 
 
 def test_effector_is_the_only_service_call_site() -> None:
+    """The effector is Alto's only service call site, and it blocks and passes the context."""
     sites = _service_call_sites()
     assert [(path, attr) for path, _, attr in sites] == [("effector.py", "async_call")], sites
     # It blocks and carries the turn's context.
@@ -761,6 +803,7 @@ def test_effector_is_the_only_service_call_site() -> None:
 async def test_breadcrumb_survives_a_failed_follow_up(
     hass: HomeAssistant, script: Script, intents: list[Event]
 ) -> None:
+    """A call that ran keeps its breadcrumb when the follow-up fails."""
     # One reply both acts and reads; the follow-up for the read fails after the light went on.
     script.say("¤turn on the bed light¤¤check the hvac¤", ChatReply(status=500))
     script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
@@ -779,6 +822,7 @@ class TestSlowDevice:
 
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """Locks autonomous and a half-second model timeout."""
         return {"consent": {"lock": "autonomous"}, "request_timeout": 0.5}
 
     @pytest.mark.usefixtures("front_door_exposed")

@@ -19,6 +19,7 @@ KEY = "s3cret-token"
 
 
 def _secured_entry(fake_ollama: FakeOllama, api_key: str) -> MockConfigEntry:
+    """An Alto entry for the fake server with the API key `api_key`."""
     return MockConfigEntry(
         domain=DOMAIN,
         title="Alto",
@@ -97,7 +98,8 @@ async def test_refused_key_at_setup_starts_reauth_which_fixes_it(
     assert result["errors"] == {"base": "invalid_auth"}
     result = await hass.config_entries.flow.async_configure(flow_id, {CONF_API_KEY: KEY})
     await hass.async_block_till_done()
-    assert result["type"] is FlowResultType.ABORT and result["reason"] == "reauth_successful"
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
     assert entry.data[CONF_API_KEY] == KEY
     assert entry.data[CONF_MODEL] == CHAT_MODEL
     assert entry.state is ConfigEntryState.LOADED

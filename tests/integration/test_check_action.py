@@ -15,6 +15,7 @@ pytestmark = pytest.mark.usefixtures("alto")
 
 
 async def check(hass: HomeAssistant, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call `alto.check_action`; returns its response, checked for its keys."""
     response = await hass.services.async_call(
         "alto",
         "check_action",
@@ -35,6 +36,7 @@ def device_service_calls(events: list[Event]) -> list[dict[str, Any]]:
 async def test_valid_light_call_is_described_not_executed(
     hass: HomeAssistant, service_calls: list[Event]
 ) -> None:
+    """A valid call is described with its tier and never executed."""
     response = await check(
         hass, "call_ha_service", entity="light.bed_light", service="turn_on", data={}
     )
@@ -51,6 +53,7 @@ async def test_valid_light_call_is_described_not_executed(
 
 
 async def test_entity_is_resolved_by_name_and_data_is_cleaned(hass: HomeAssistant) -> None:
+    """The entity is resolved by name and the data comes back cleaned."""
     response = await check(
         hass,
         "call_ha_service",
@@ -64,6 +67,7 @@ async def test_entity_is_resolved_by_name_and_data_is_cleaned(hass: HomeAssistan
 
 
 async def test_unexposed_lock_is_refused(hass: HomeAssistant) -> None:
+    """An unexposed lock is refused, with no call and no tier."""
     response = await check(hass, "call_ha_service", entity="lock.front_door", service="unlock")
     assert response["verdict"] == "refused"
     assert response["reason"].startswith("unknown_entity")
@@ -74,6 +78,7 @@ async def test_unexposed_lock_is_refused(hass: HomeAssistant) -> None:
 async def test_exposed_lock_is_valid_and_confirm_first_but_stays_locked(
     hass: HomeAssistant, service_calls: list[Event]
 ) -> None:
+    """An exposed lock is valid and confirm-first, and stays locked."""
     async_expose_entity(hass, "conversation", "lock.front_door", True)
     response = await check(hass, "call_ha_service", entity="lock.front_door", service="unlock")
     assert response["verdict"] == "valid"
@@ -105,6 +110,7 @@ async def test_exposed_lock_is_valid_and_confirm_first_but_stays_locked(
     ],
 )
 async def test_refusals(hass: HomeAssistant, arguments: dict[str, Any], reason: str) -> None:
+    """Every guard refusal is reported with its reason and no call."""
     response = await check(hass, "call_ha_service", **arguments)
     assert response["verdict"] == "refused"
     assert response["reason"].startswith(reason), response["reason"]
@@ -112,6 +118,7 @@ async def test_refusals(hass: HomeAssistant, arguments: dict[str, Any], reason: 
 
 
 async def test_model_domain_is_ignored(hass: HomeAssistant) -> None:
+    """The model's domain is ignored in favour of the entity's."""
     response = await check(
         hass, "call_ha_service", entity="light.bed_light", service="turn_on", domain="lock"
     )
@@ -120,6 +127,7 @@ async def test_model_domain_is_ignored(hass: HomeAssistant) -> None:
 
 
 async def test_tiers(hass: HomeAssistant) -> None:
+    """Climate and ordinary covers act and notify, garage doors ask first, and nothing moves."""
     climate = await check(
         hass,
         "call_ha_service",
@@ -140,6 +148,7 @@ async def test_tiers(hass: HomeAssistant) -> None:
 
 
 async def test_state_query(hass: HomeAssistant) -> None:
+    """A state query of an exposed entity is valid and autonomous; of an unexposed one, refused."""
     response = await check(hass, "get_device_state", entity="climate.hvac")
     assert response["verdict"] == "valid"
     assert response["tier"] == "autonomous"
@@ -150,6 +159,7 @@ async def test_state_query(hass: HomeAssistant) -> None:
 
 
 async def test_missing_tool_is_invalid(hass: HomeAssistant) -> None:
+    """A call without a tool is rejected by the schema."""
     with pytest.raises((probatio.Invalid, ServiceValidationError)):
         await hass.services.async_call(
             "alto",
@@ -161,6 +171,7 @@ async def test_missing_tool_is_invalid(hass: HomeAssistant) -> None:
 
 
 async def test_response_is_required(hass: HomeAssistant) -> None:
+    """The service must be called for its response."""
     with pytest.raises(ServiceValidationError):
         await hass.services.async_call(
             "alto",
@@ -171,13 +182,17 @@ async def test_response_is_required(hass: HomeAssistant) -> None:
 
 
 class TestConsentOptions:
+    """Consent tiers changed in the options."""
+
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """Lights confirm first, covers autonomous."""
         return {"consent": {"light": "confirm_first", "cover": "autonomous"}}
 
     async def test_options_change_tiers_but_not_guarded_covers(
         self, hass: HomeAssistant, setup_alto: MockConfigEntry
     ) -> None:
+        """The options change tiers, but a garage door still asks first."""
         light = await check(hass, "call_ha_service", entity="light.bed_light", service="turn_on")
         assert light["tier"] == "confirm_first"
         window = await check(

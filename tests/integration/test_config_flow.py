@@ -22,16 +22,20 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 
 
 async def start_user_flow(hass: HomeAssistant, url: str) -> dict:
+    """Start the user flow and submit `url`; returns the next step."""
     result = await hass.config_entries.flow.async_init(
         DOMAIN, context={"source": config_entries.SOURCE_USER}
     )
-    assert result["type"] is FlowResultType.FORM and result["step_id"] == "user"
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
     return await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: url})
 
 
 async def test_user_flow_creates_entry(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """The user flow trims the URL, lists the models and creates an entry with its agent."""
     result = await start_user_flow(hass, f" {fake_ollama.url} ")
-    assert result["type"] is FlowResultType.FORM and result["step_id"] == "models"
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "models"
     assert ("/api/tags", {}) in fake_ollama.requests
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
@@ -52,6 +56,7 @@ async def test_user_flow_creates_entry(hass: HomeAssistant, fake_ollama: FakeOll
 async def test_second_entry_gets_its_own_title(
     hass: HomeAssistant, fake_ollama: FakeOllama
 ) -> None:
+    """A second entry's title names its host; no action model is stored unless chosen."""
     MockConfigEntry(domain=DOMAIN, title="Alto", data={CONF_URL: "http://other:11434"}).add_to_hass(
         hass
     )
@@ -65,6 +70,7 @@ async def test_second_entry_gets_its_own_title(
 
 
 async def test_cannot_connect_then_recovers(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """An unreachable server is `cannot_connect`; the same form works once it is back."""
     await fake_ollama.stop()
     result = await start_user_flow(hass, fake_ollama.url)
     assert result["type"] is FlowResultType.FORM
@@ -77,12 +83,14 @@ async def test_cannot_connect_then_recovers(hass: HomeAssistant, fake_ollama: Fa
 
 
 async def test_server_error_is_cannot_connect(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A server error while listing models is `cannot_connect`."""
     fake_ollama.fail_tags = 1
     result = await start_user_flow(hass, fake_ollama.url)
     assert result["errors"] == {"base": "cannot_connect"}
 
 
 async def test_no_models(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A server without models is `no_models`."""
     fake_ollama.models = []
     result = await start_user_flow(hass, fake_ollama.url)
     assert result["errors"] == {"base": "no_models"}
@@ -90,11 +98,13 @@ async def test_no_models(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
 
 @pytest.mark.usefixtures("socket_enabled")
 async def test_invalid_url(hass: HomeAssistant) -> None:
+    """A URL that is not one is `invalid_url`."""
     result = await start_user_flow(hass, "not a url")
     assert result["errors"] == {"base": "invalid_url"}
 
 
 async def test_one_entry_per_url(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A second entry for the same URL is aborted."""
     MockConfigEntry(domain=DOMAIN, data={CONF_URL: fake_ollama.url}).add_to_hass(hass)
     result = await start_user_flow(hass, fake_ollama.url)
     assert result["type"] is FlowResultType.ABORT
@@ -104,6 +114,7 @@ async def test_one_entry_per_url(hass: HomeAssistant, fake_ollama: FakeOllama) -
 async def test_reconfigure(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """Reconfigure checks the new URL, then changes the models."""
     entry = setup_alto
     result = await entry.start_reconfigure_flow(hass)
     assert result["step_id"] == "reconfigure"
@@ -129,6 +140,7 @@ async def test_reconfigure(
 async def test_reconfigure_to_a_url_already_used(
     hass: HomeAssistant, setup_alto: MockConfigEntry
 ) -> None:
+    """Reconfiguring to another entry's URL is aborted."""
     MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:1"}).add_to_hass(hass)
     result = await setup_alto.start_reconfigure_flow(hass)
     result = await hass.config_entries.flow.async_configure(
@@ -139,8 +151,10 @@ async def test_reconfigure_to_a_url_already_used(
 
 
 async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
+    """The options flow stores every option, consent tiers included."""
     result = await hass.config_entries.options.async_init(setup_alto.entry_id)
-    assert result["type"] is FlowResultType.FORM and result["step_id"] == "init"
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "init"
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
@@ -165,6 +179,7 @@ async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) ->
 async def test_options_flow_rejects_an_unknown_tier(
     hass: HomeAssistant, setup_alto: MockConfigEntry
 ) -> None:
+    """An unknown consent tier is rejected and nothing is stored."""
     result = await hass.config_entries.options.async_init(setup_alto.entry_id)
     with pytest.raises(InvalidData):
         await hass.config_entries.options.async_configure(

@@ -16,6 +16,7 @@ from .helpers import converse, error_text, speech
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_speech_is_spoken_thought_is_not(hass: HomeAssistant, fake_ollama: FakeOllama):
+    """Only speech spans are spoken; the request streams, with a system prompt and no tools."""
     fake_ollama.reply("Let me think. ¦Hello there.¦ private ¦How can I help?¦")
     result = await converse(hass, "hi")
     assert speech(result) == "Hello there. How can I help?"
@@ -28,6 +29,7 @@ async def test_speech_is_spoken_thought_is_not(hass: HomeAssistant, fake_ollama:
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_history_carries_only_spoken_text(hass: HomeAssistant, fake_ollama: FakeOllama):
+    """The next request's history holds what was said, not thought or action spans."""
     fake_ollama.reply("secret plan ¦First answer.¦ ¤turn on the lamp¤")
     first = await converse(hass, "one")
     fake_ollama.reply("¦Second answer.¦")
@@ -35,7 +37,8 @@ async def test_history_carries_only_spoken_text(hass: HomeAssistant, fake_ollama
     messages = fake_ollama.chat_requests[-1]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == "First answer."
-    assert "secret" not in str(messages) and "lamp" not in str(messages[1:])
+    assert "secret" not in str(messages)
+    assert "lamp" not in str(messages[1:])
 
 
 @pytest.mark.usefixtures("setup_alto")
@@ -50,6 +53,7 @@ async def test_history_carries_only_spoken_text(hass: HomeAssistant, fake_ollama
 async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
     hass: HomeAssistant, fake_ollama: FakeOllama, text: str, message: str
 ) -> None:
+    """Refused input gets an error answer; nothing reaches the model or the history."""
     result = await converse(hass, text)
     assert message in error_text(result)
     assert fake_ollama.chat_requests == []
@@ -61,12 +65,15 @@ async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: FakeOllama):
+    """The system prompt carries the persona, the marker rules and the time; options are set."""
     hass.states.async_set("light.porch", "on", {"friendly_name": "Porch light"})
     await converse(hass, "hi")
     body = fake_ollama.chat_requests[-1]
     system = body["messages"][0]["content"]
     assert "Nobody has told you your name yet" in system
-    assert "¦" in system and "¤" in system and "Example 2" in system
+    assert "¦" in system
+    assert "¤" in system
+    assert "Example 2" in system
     assert "The current time is" in system
     assert body["keep_alive"] == "-1s"
     assert body["options"]["num_ctx"] == 8192
@@ -74,6 +81,7 @@ async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_unmarked_reply_is_spoken_plainly(hass: HomeAssistant, fake_ollama: FakeOllama):
+    """A reply without markers is spoken as it is (the fallback is on by default)."""
     fake_ollama.reply("Just a plain answer.")
     result = await converse(hass, "hi")
     assert speech(result) == "Just a plain answer."
@@ -83,6 +91,7 @@ async def test_unmarked_reply_is_spoken_plainly(hass: HomeAssistant, fake_ollama
 async def test_action_spans_are_not_recorded_as_done(
     hass: HomeAssistant, fake_ollama: FakeOllama
 ) -> None:
+    """An action span that did nothing is not recorded in the history as done."""
     fake_ollama.reply("¤turn on the porch light¤¦I'll try the porch light.¦")
     first = await converse(hass, "porch light on")
     assert speech(first) == "I'll try the porch light."
@@ -95,6 +104,7 @@ async def test_action_spans_are_not_recorded_as_done(
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_max_history_trims_old_turns(hass: HomeAssistant, fake_ollama: FakeOllama):
+    """`max_history` keeps only the last turns in the request."""
     entry = hass.config_entries.async_entries("alto")[0]
     hass.config_entries.async_update_entry(entry, options={"max_history": 2})
     await hass.async_block_till_done()
@@ -111,12 +121,16 @@ async def test_max_history_trims_old_turns(hass: HomeAssistant, fake_ollama: Fak
 
 
 class TestFallbackOff:
+    """The plain-reply fallback off, and an assistant name."""
+
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """No plain-reply fallback; the assistant is called Pip."""
         return {"plain_reply_fallback": False, "assistant_name": "Pip"}
 
     @pytest.mark.usefixtures("setup_alto")
     async def test_unmarked_reply_is_not_spoken(self, hass: HomeAssistant, fake_ollama):
+        """Without the fallback a reply without markers is an error; the name reaches the prompt."""
         fake_ollama.reply("Just a plain answer.")
         result = await converse(hass, "hi")
         assert result.response.response_type.value == "error"
@@ -127,24 +141,32 @@ class TestFallbackOff:
 
 
 class TestPersonaTemplate:
+    """A persona prompt that is a broken template."""
+
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """A persona with an unclosed template expression."""
         return {"prompt": "You serve {{ states('sensor.house_name') }}. {{ broken"}
 
     @pytest.mark.usefixtures("setup_alto")
     async def test_a_broken_template_is_used_as_text(self, hass: HomeAssistant, fake_ollama):
+        """A persona that does not render is used as plain text."""
         await converse(hass, "hi")
         system = fake_ollama.chat_requests[-1]["messages"][0]["content"]
         assert system.startswith("You serve {{ states('sensor.house_name') }}. {{ broken")
 
 
 class TestPersonaTemplateRenders:
+    """A persona prompt that is a valid template."""
+
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
+        """A persona reading a sensor's state."""
         return {"prompt": "You serve the {{ states('sensor.house_name') }} household."}
 
     @pytest.mark.usefixtures("setup_alto")
     async def test_the_persona_is_rendered(self, hass: HomeAssistant, fake_ollama):
+        """The persona template is rendered with the current states."""
         hass.states.async_set("sensor.house_name", "Okafor")
         await converse(hass, "hi")
         system = fake_ollama.chat_requests[-1]["messages"][0]["content"]

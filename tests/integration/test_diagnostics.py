@@ -31,6 +31,7 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
     ],
 )
 def test_redact_url(url: str, expected: str) -> None:
+    """Credentials and query strings in a URL are redacted; an unparsable URL is redacted whole."""
     assert redact_url(url) == expected
 
 
@@ -57,11 +58,13 @@ async def test_diagnostics(
     fake_ollama: FakeOllama,
     setup_alto: MockConfigEntry,
 ) -> None:
+    """Redacted settings, served models and the memory organ's figures."""
     assert await async_setup_component(hass, "diagnostics", {})
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup_alto)
     assert diagnostics["data"]["url"] == f"http://**REDACTED**@127.0.0.1:{fake_ollama.port}"
     assert diagnostics["data"][CONF_API_KEY] == "**REDACTED**"
-    assert "pw" not in str(diagnostics) and "secrets" not in str(diagnostics)
+    assert "pw" not in str(diagnostics)
+    assert "secrets" not in str(diagnostics)
     assert "tok-123" not in str(diagnostics)
     assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
     assert diagnostics["model_available"] is True

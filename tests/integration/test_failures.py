@@ -27,6 +27,7 @@ def entry_options() -> dict[str, Any]:
 async def test_unreachable_then_back(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """An unreachable server is answered clearly and marked unavailable; the probe sees it back."""
     await fake_ollama.stop()
     result = await converse(hass, "hello?")
     assert "can't reach my language model" in error_text(result)
@@ -47,6 +48,7 @@ async def test_unreachable_then_back(
 async def test_turn_success_restores_availability(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """A server error turns availability off; the next successful turn turns it back on."""
     fake_ollama.reply(ChatReply(status=500))
     assert "reported an error" in error_text(await converse(hass, "hi"))
     await hass.async_block_till_done()
@@ -59,12 +61,14 @@ async def test_turn_success_restores_availability(
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_http_500(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """An HTTP 500 is answered as the model reporting an error."""
     fake_ollama.reply(ChatReply(status=500, error="CUDA out of memory"))
     assert "reported an error" in error_text(await converse(hass, "hi"))
 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_stream_cut_mid_way(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A stream cut mid-way is answered as stopped in the middle."""
     fake_ollama.reply(ChatReply.text("¦This answer will never finish.¦", cut_after=3))
     result = await converse(hass, "hi")
     assert "stopped in the middle" in error_text(result)
@@ -72,12 +76,14 @@ async def test_stream_cut_mid_way(hass: HomeAssistant, fake_ollama: FakeOllama) 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_error_line_mid_stream(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """An error line mid-stream is answered as stopped in the middle."""
     fake_ollama.reply(ChatReply.text("¦Half an answer¦", error_line_after=2))
     assert "stopped in the middle" in error_text(await converse(hass, "hi"))
 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_stream_without_done_is_a_cut(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A stream that ends without its done chunk counts as cut."""
     # Ends cleanly at the HTTP level but never sends the final done chunk.
     fake_ollama.reply(ChatReply.text("¦Half an answer¦", omit_done=True))
     assert "stopped in the middle" in error_text(await converse(hass, "hi"))
@@ -85,6 +91,7 @@ async def test_stream_without_done_is_a_cut(hass: HomeAssistant, fake_ollama: Fa
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_timeout(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A reply slower than the timeout is answered as too slow; the next turn works."""
     fake_ollama.reply(ChatReply.text("¦slow¦", delay_s=1.5))  # the entry's timeout is 1 s
     result = await converse(hass, "hi")
     assert "took too long" in error_text(result)
@@ -94,6 +101,7 @@ async def test_timeout(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_failed_turn_stores_nothing(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A failed turn leaves nothing in the history."""
     fake_ollama.reply(ChatReply(status=500))
     first = await converse(hass, "remember this failed turn")
     fake_ollama.reply("¦ok¦")
@@ -103,12 +111,14 @@ async def test_failed_turn_stores_nothing(hass: HomeAssistant, fake_ollama: Fake
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_only_thought_is_a_clear_error(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """A reply with nothing to say is a clear error."""
     fake_ollama.reply("I will not mark anything ¤¤")
     assert "nothing to say" in error_text(await converse(hass, "hi"))
 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_error_in_the_users_language(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
+    """Errors are answered in the user's language, falling back to English, never a raw key."""
     fake_ollama.reply(ChatReply(status=500))
     result = await converse(hass, "hallo", language="de")
     # No German translation ships yet: HA falls back to English, never to a raw key.

@@ -10,6 +10,7 @@ from ..fake_ollama import FakeOllama
 
 
 async def test_setup_unload_reload(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
+    """The entry sets up, reloads and unloads, and its agent goes unavailable on unload."""
     entry = setup_alto
     assert entry.state is ConfigEntryState.LOADED
     assert hass.states.get("conversation.alto") is not None
@@ -28,6 +29,7 @@ async def test_setup_unload_reload(hass: HomeAssistant, setup_alto: MockConfigEn
 async def test_unreachable_at_setup_is_retried(
     hass: HomeAssistant, fake_ollama: FakeOllama, alto_entry: MockConfigEntry
 ) -> None:
+    """An unreachable server at setup is retried, and the entry loads once it is back."""
     await fake_ollama.stop()
     alto_entry.add_to_hass(hass)
     await hass.config_entries.async_setup(alto_entry.entry_id)

@@ -69,6 +69,7 @@ def script_maria(fake: FakeOllama, call_2: str = MARIA_CALL_2) -> None:
 async def test_unqualified_pair_falls_back_to_source_text(
     hass: HomeAssistant, fake_ollama: FakeOllama
 ) -> None:
+    """An unqualified model keeps a turn verbatim as one household source row (mode 1)."""
     assert state(hass, MODE) == "source_text"
     attributes = hass.states.get(MODE).attributes
     assert attributes["requested"] == "automatic"
@@ -111,6 +112,7 @@ async def test_unqualified_pair_falls_back_to_source_text(
 async def test_qualified_pair_interprets_a_turn(
     hass: HomeAssistant, fake_ollama: FakeOllama
 ) -> None:
+    """A qualified model's two intake calls admit source, assertion and mentions (mode 2)."""
     assert state(hass, MODE) == "automatic"
     assert state(hass, AUTOMATIC) == "on"
     await remember(hass, "The spare key is under the blue pot.")
@@ -122,8 +124,10 @@ async def test_qualified_pair_interprets_a_turn(
     assert spoken(result) == "Hello from the fake model."
 
     first, second = memory_calls(fake_ollama)
-    assert is_call_1(first) and is_call_2(second)
-    assert first["stream"] is False and first["options"]["temperature"] == 0
+    assert is_call_1(first)
+    assert is_call_2(second)
+    assert first["stream"] is False
+    assert first["options"]["temperature"] == 0
     assert first["format"] == {
         "type": "array",
         "prefixItems": [
@@ -158,10 +162,12 @@ async def test_qualified_pair_interprets_a_turn(
 async def test_malformed_call_two_refuses_and_writes_nothing(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """A malformed second call refuses the whole batch: store and journal are unchanged."""
     await remember(hass, "The spare key is under the blue pot.")
     before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
-    assert journal_before is not None and journal_before.count(b"\n") == 1
+    assert journal_before is not None
+    assert journal_before.count(b"\n") == 1
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     refused = async_capture_events(hass, EVENT_REFUSED)
     script_maria(fake_ollama, call_2=MARIA_CALL_2[:-1])  # the closing bracket is missing
@@ -197,6 +203,7 @@ def _rewrite(path: Path, index: int, edit: Any) -> None:
 async def test_replay_detects_an_edited_model_output(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """Replay finds a one-byte edit of the journal, and a forgery that re-hashes the chain."""
     key = await remember(hass, "The spare key is under the blue pot.")
     script_maria(fake_ollama)
     await converse_and_wait_for_background(hass, MARIA)
@@ -260,6 +267,7 @@ async def test_replay_detects_an_edited_model_output(
 async def test_reload_keeps_every_memory(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """A reload keeps every memory, and the journal continues its sequence."""
     await remember(hass, "The spare key is under the blue pot.")
     await remember(hass, "Grandma visits on the first Sunday of the month.")
     await converse_and_wait_for_background(hass, "The boiler was serviced in March.")
@@ -303,6 +311,7 @@ async def test_reconcile_applies_a_journaled_write_after_a_crash(
     setup_alto: MockConfigEntry,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A write journaled but not applied before a crash is applied at the next setup."""
     await remember(hass, "The spare key is under the blue pot.")
     failed = _apply_fails_once(monkeypatch)
     with pytest.raises(HomeAssistantError, match="kept in the journal"):
@@ -330,6 +339,7 @@ async def test_a_write_after_a_failed_apply_does_not_lose_the_journaled_memory(
     setup_alto: MockConfigEntry,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The next write first catches the store up with the journal."""
     _apply_fails_once(monkeypatch)
     with pytest.raises(HomeAssistantError, match="kept in the journal"):
         await remember(hass, "The plumber comes on Friday.")
@@ -362,6 +372,7 @@ def memory_context(body: dict[str, Any]) -> str | None:
 
 
 def conversational(fake: FakeOllama) -> list[dict[str, Any]]:
+    """The requests without a `format` schema, in order."""
     return [body for body in fake.chat_requests if "format" not in body]
 
 
@@ -372,6 +383,7 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     hass_admin_user: Any,
     hass_read_only_user: Any,
 ) -> None:
+    """A turn's memory context quotes what the speaker may see, labelled by actor."""
     alice, bob = hass_admin_user.id, hass_read_only_user.id
     # An empty store adds no context.
     await converse_and_wait_for_background(hass, "Hello there.", context=Context(user_id=bob))
@@ -404,13 +416,16 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     await converse_and_wait_for_background(hass, "Anything about bins?")
     context = memory_context(conversational(fake_ollama)[-1])
     assert context is not None
-    assert "Thursday" in context and "4821" not in context and bob_turn not in context
+    assert "Thursday" in context
+    assert "4821" not in context
+    assert bob_turn not in context
 
 
 # -- 10. an embedding failure during intake --------------------------------------------------------
 async def test_embed_failure_during_intake_refuses_and_stores_nothing(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """An embedding failure refuses the intake and stores nothing; the turn still answers."""
     await remember(hass, "The spare key is under the blue pot.")
     before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
@@ -439,6 +454,7 @@ async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
     setup_alto: MockConfigEntry,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A store failure in a turn's intake does not escape its task, and is reconciled on reload."""
     tasks: list[Any] = []
     create = setup_alto.async_create_background_task
 
@@ -453,7 +469,8 @@ async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
     assert spoken(result) == "Noted."
     assert failed == [1]
     intake = [task for task in tasks if task.get_name() == "alto_memory_intake"]
-    assert len(intake) == 1 and intake[0].done()
+    assert len(intake) == 1
+    assert intake[0].done()
     escaped = intake[0].exception()  # retrieved here, so HA's loop handler never sees it
 
     assert await hass.config_entries.async_reload(setup_alto.entry_id)

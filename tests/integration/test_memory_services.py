@@ -51,9 +51,11 @@ async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
 async def test_remember_lists_and_forget_removes(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """`alto.remember` stores and lists a memory; `alto.forget` removes it, once."""
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     response = await alto_service(hass, "remember", {"text": KEY})
-    assert list(response) == ["ids"] and len(response["ids"]) == 1
+    assert list(response) == ["ids"]
+    assert len(response["ids"]) == 1
     key_id = response["ids"][0]
     assert [e.data["mode"] for e in admitted] == ["explicit"]
     assert admitted[0].data["ids"] == [key_id]
@@ -81,6 +83,7 @@ async def test_remember_lists_and_forget_removes(
 async def test_todo_add_remembers_and_remove_forgets(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """Adding a to-do item remembers it; removing the item forgets it."""
     text = "Dinner is at seven on Sundays."
     await hass.services.async_call(
         "todo", "add_item", {"item": text}, target={"entity_id": TODO}, blocking=True
@@ -113,6 +116,7 @@ async def test_todo_lists_household_memories_only(
     setup_alto: MockConfigEntry,
     hass_admin_user: Any,
 ) -> None:
+    """The to-do list shows household memories only; the count covers every scope."""
     alice = hass_admin_user.id
     await remember(hass, "My bank PIN is 4821.", Context(user_id=alice))
     shared = await remember(hass, KEY, Context(user_id=alice), owner="household")
@@ -138,6 +142,7 @@ async def test_invalid_remember_is_refused_and_stores_nothing(
     text: str,
     reason: str,
 ) -> None:
+    """Invalid text is refused with its reason, embeds nothing and stores nothing."""
     await remember(hass, KEY)
     before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
@@ -160,6 +165,7 @@ async def test_invalid_remember_is_refused_and_stores_nothing(
 async def test_remember_at_the_byte_limit_is_kept(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """Text of exactly the byte limit is kept."""
     text = "é" * 2048  # exactly 4,096 bytes
     memory_id = await remember(hass, text)
     assert [m["id"] for m in await recall(hass, text)] == [memory_id]
@@ -173,6 +179,7 @@ async def test_recall_is_scoped_to_the_caller(
     hass_admin_user: Any,
     hass_read_only_user: Any,
 ) -> None:
+    """Recall, remember and forget keep each user's private memories to that user."""
     alice, bob = hass_admin_user.id, hass_read_only_user.id
 
     def as_alice() -> Context:  # every service call of a real caller has a context of its own
@@ -226,6 +233,7 @@ async def test_recall_is_scoped_to_the_caller(
 async def test_two_remembers_in_one_script_run_are_both_kept(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
+    """Two remembers sharing one context are both kept."""
     run = Context()  # HA gives every action of one script or automation run the same context
     first = await remember(hass, KEY, run)
     second = await remember(hass, "The recycling goes out on Fridays.", run)

@@ -65,6 +65,7 @@ def is_render(body: dict[str, Any]) -> bool:
 
 
 def renders(fake: FakeOllama) -> list[dict[str, Any]]:
+    """The Surfacer's render requests, in order."""
     return [body for body in fake.chat_requests if is_render(body)]
 
 
@@ -80,12 +81,14 @@ def dialogue(body: dict[str, Any]) -> list[dict[str, str]]:
 
 # -- scripted memory calls ------------------------------------------------------------------------
 def _call_1(body: dict[str, Any]) -> ChatReply:
+    """Intake call 1: STATEMENTS are statements, anything else a request."""
     spans = [pair["prefixItems"][0]["const"] for pair in body["format"]["prefixItems"]]
     labels = [[span, "statement" if span in STATEMENTS else "request"] for span in spans]
     return ChatReply.text(json.dumps(labels))
 
 
 def _call_2(body: dict[str, Any]) -> ChatReply:
+    """Intake call 2: each statement as an assertion, with its mentions from STATEMENTS."""
     defs = body["format"]["$defs"]
     statements = [defs[f"s{n}"]["anyOf"][0]["prefixItems"][1]["const"] for n in range(1, len(defs))]
     items: list[list[Any]] = [[3, s] for s in statements]
@@ -114,6 +117,7 @@ async def learn_maria(hass: HomeAssistant, fake: FakeOllama) -> int:
 
 
 def thought_sensor(hass: HomeAssistant) -> tuple[str, dict[str, Any]]:
+    """State and attributes of the last-thought sensor."""
     found = hass.states.get(LAST_THOUGHT)
     assert found is not None
     return found.state, dict(found.attributes)
@@ -124,6 +128,7 @@ def thought_sensor(hass: HomeAssistant) -> tuple[str, dict[str, Any]]:
 async def test_named_entity_surfaces_a_verified_thought(
     hass: HomeAssistant, fake: FakeOllama
 ) -> None:
+    """A named entity surfaces a verified thought into the turn's own call, kept after."""
     assertion = await learn_maria(hass, fake)
     fake.when(is_render, THOUGHT)
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
@@ -180,6 +185,7 @@ FABRICATED_AGAIN = "I remember Maria feeds the cat at noon."
 
 
 def _fabricating(body: dict[str, Any]) -> ChatReply:
+    """A render that words the thought untraceably, both times."""
     return ChatReply.text(FABRICATED if len(body["messages"]) == 2 else FABRICATED_AGAIN)
 
 
@@ -187,6 +193,7 @@ def _fabricating(body: dict[str, Any]) -> ChatReply:
 async def test_fabricated_render_is_regenerated_once_then_dropped(
     hass: HomeAssistant, fake: FakeOllama
 ) -> None:
+    """An untraceable thought is regenerated once, then dropped, and never reaches the turn."""
     assertion = await learn_maria(hass, fake)
     fake.when(is_render, _fabricating)
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
@@ -233,7 +240,8 @@ async def test_fabricated_render_is_regenerated_once_then_dropped(
     ]
     for body in conversational(fake):
         text = json.dumps(body["messages"])
-        assert "cat" not in text and "evening" not in text
+        assert "cat" not in text
+        assert "evening" not in text
 
 
 # -- 3. the render call fails ---------------------------------------------------------------------
@@ -241,6 +249,7 @@ async def test_fabricated_render_is_regenerated_once_then_dropped(
 async def test_render_server_error_surfaces_nothing_and_the_turn_answers(
     hass: HomeAssistant, fake: FakeOllama
 ) -> None:
+    """A failed render is not retried, surfaces nothing, and the turn answers."""
     await learn_maria(hass, fake)
     fake.when(is_render, ChatReply(status=500, error="model runner crashed"))
     fake.when(lambda body: body.get("stream") is True, ChatReply.text("¦She is out.¦"))
@@ -269,6 +278,7 @@ class TestSlowRender:
     async def test_slow_render_does_not_delay_the_reply_and_lands_next_turn(
         self, hass: HomeAssistant, fake: FakeOllama
     ) -> None:
+        """The reply does not wait for a slow render; its thought joins the next turn."""
         await learn_maria(hass, fake)
         fake.when(is_render, ChatReply.text(THOUGHT, delay_s=3))
         thoughts = async_capture_events(hass, EVENT_THOUGHT)
@@ -309,6 +319,7 @@ class TestSurfacerOff:
     async def test_disabled_surfacer_never_renders(
         self, hass: HomeAssistant, fake: FakeOllama
     ) -> None:
+        """A disabled Surfacer never renders, whatever the store knows."""
         await learn_maria(hass, fake)  # the store knows Maria: an enabled Surfacer would render
         fake.when(is_render, THOUGHT)
         thoughts = async_capture_events(hass, EVENT_THOUGHT)
@@ -336,6 +347,7 @@ async def test_private_memory_never_surfaces_to_another_speaker(
     hass_admin_user: Any,
     hass_read_only_user: Any,
 ) -> None:
+    """Another user's private memory never cues a speaker's render nor reaches their requests."""
     alice, bob = hass_admin_user.id, hass_read_only_user.id
     assertion = await learn_maria(hass, fake)  # household: anonymous speaker
     pin = await remember(hass, PIN, Context(user_id=alice))  # private to Alice
@@ -404,6 +416,7 @@ class TestLatePrivateThought:
     async def test_late_private_thought_is_not_delivered_to_another_speaker(
         self, hass: HomeAssistant, fake: FakeOllama, hass_admin_user: Any, hass_read_only_user: Any
     ) -> None:
+        """A late private thought reaches only its owner, even in a shared conversation."""
         alice, bob = hass_admin_user.id, hass_read_only_user.id
         await learn_maria(hass, fake)
         await remember(hass, PIN, Context(user_id=alice))

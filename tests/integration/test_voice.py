@@ -112,10 +112,12 @@ class SttHandler(AsyncEventHandler):
     """Speech-to-text: answers every finished audio stream with TRANSCRIPT."""
 
     def __init__(self, recorder: Recorder, *args: Any) -> None:
+        """Record into `recorder`."""
         super().__init__(*args)
         self.recorder = recorder
 
     async def handle_event(self, event: Event) -> bool:
+        """Describe the program, record the audio, answer its end with TRANSCRIPT."""
         if Describe.is_type(event.type):
             await self.write_event(STT_INFO.event())
         elif Transcribe.is_type(event.type):
@@ -135,10 +137,12 @@ class TtsHandler(AsyncEventHandler):
     """Text-to-speech: records the text, answers with a few ms of silence."""
 
     def __init__(self, recorder: Recorder, *args: Any) -> None:
+        """Record into `recorder`."""
         super().__init__(*args)
         self.recorder = recorder
 
     async def handle_event(self, event: Event) -> bool:
+        """Describe the program; record the text to say, answer it with silence."""
         if Describe.is_type(event.type):
             await self.write_event(TTS_INFO.event())
         elif Synthesize.is_type(event.type):
@@ -153,12 +157,14 @@ class TtsHandler(AsyncEventHandler):
 
 
 async def start_server(handler: type[AsyncEventHandler], recorder: Recorder) -> AsyncTcpServer:
+    """A Wyoming server on a free 127.0.0.1 port, its handlers recording into `recorder`."""
     server = AsyncTcpServer("127.0.0.1", 0)
     await server.start(lambda reader, writer: handler(recorder, reader, writer))
     return server
 
 
 def port_of(server: AsyncTcpServer) -> int:
+    """The port a Wyoming server listens on."""
     assert server._server is not None
     return server._server.sockets[0].getsockname()[1]
 
@@ -206,6 +212,7 @@ async def test_tts_gets_only_the_speech_of_alto_reply(
     fake_ollama: FakeOllama,
     wyoming_servers: tuple[Recorder, int, int],
 ) -> None:
+    """Through a real pipeline, TTS is asked to say the speech of Alto's reply and nothing else."""
     recorder, stt_port, tts_port = wyoming_servers
     stt_entity = await setup_wyoming(hass, stt_port, "stt")
     tts_entity = await setup_wyoming(hass, tts_port, "tts")
@@ -264,12 +271,14 @@ async def test_tts_gets_only_the_speech_of_alto_reply(
 
     # Speech-to-text: the audio reached the server, its transcript reached Alto.
     assert [t.language for t in recorder.transcribe] == ["en"]
-    assert len(recorder.audio_start) == 1 and recorder.audio_stops == 1
+    assert len(recorder.audio_start) == 1
+    assert recorder.audio_stops == 1
     assert bytes(recorder.stt_audio) == b"".join(bytes([n + 1]) * 640 for n in range(3))
     assert by_type[PipelineEventType.STT_END].data["stt_output"]["text"] == TRANSCRIPT
     # The first chat request is the conversational one (the action span is handed on after).
     chat = fake_ollama.chat_requests[0]
-    assert chat["stream"] is True and chat["messages"][0]["role"] == "system"
+    assert chat["stream"] is True
+    assert chat["messages"][0]["role"] == "system"
     assert chat["messages"][-1] == {"role": "user", "content": TRANSCRIPT}
     assert [last_user_text(c) for c in fake_ollama.chat_requests].count(TRANSCRIPT) == 1
 
@@ -284,4 +293,5 @@ async def test_tts_gets_only_the_speech_of_alto_reply(
     for leaked in ("thinking", "lamp", "¦", "¤"):
         assert leaked not in spoken
     assert tts_output["mime_type"] == "audio/x-wav"
-    assert audio.startswith(b"RIFF") and audio.endswith(SILENCE)
+    assert audio.startswith(b"RIFF")
+    assert audio.endswith(SILENCE)
