@@ -19,6 +19,7 @@ from custom_components.alto.const import (
 )
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
+from .helpers import AGENT
 
 
 async def start_user_flow(hass: HomeAssistant, url: str) -> dict:
@@ -50,7 +51,7 @@ async def test_user_flow_creates_entry(hass: HomeAssistant, fake_ollama: FakeOll
         CONF_EMBEDDING_MODEL: EMBED_MODEL,
         CONF_ACTION_MODEL: CHAT_MODEL,
     }
-    assert hass.states.get("conversation.alto") is not None
+    assert hass.states.get(AGENT) is not None
 
 
 async def test_second_entry_gets_its_own_title(

@@ -7,13 +7,14 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from ..fake_ollama import FakeOllama
+from .helpers import AGENT
 
 
 async def test_setup_unload_reload(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
     """The entry sets up, reloads and unloads, and its agent goes unavailable on unload."""
     entry = setup_alto
     assert entry.state is ConfigEntryState.LOADED
-    assert hass.states.get("conversation.alto") is not None
+    assert hass.states.get(AGENT) is not None
     assert hass.states.get("binary_sensor.alto_model_available").state == "on"
 
     assert await hass.config_entries.async_reload(entry.entry_id)
@@ -23,7 +24,7 @@ async def test_setup_unload_reload(hass: HomeAssistant, setup_alto: MockConfigEn
     assert await hass.config_entries.async_unload(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.NOT_LOADED
-    assert hass.states.get("conversation.alto").state == "unavailable"
+    assert hass.states.get(AGENT).state == "unavailable"
 
 
 async def test_unreachable_at_setup_is_retried(

@@ -43,8 +43,8 @@ from wyoming.server import AsyncEventHandler, AsyncTcpServer
 from wyoming.tts import Synthesize
 
 from ..fake_ollama import FakeOllama, last_user_text
+from .helpers import AGENT
 
-AGENT = "conversation.alto"
 TRANSCRIPT = "turn on the lamp please"
 ATTRIBUTION = Attribution(name="Alto tests", url="https://example.invalid")
 
