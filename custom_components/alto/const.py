@@ -31,6 +31,7 @@ CONF_SURFACER_RECALL: Final = "surfacer_recall"  # add semantic recall to the na
 CONF_SURFACER_WAIT: Final = "surfacer_wait"  # seconds the reply waits for a thought
 CONF_SURFACER_MODEL: Final = "surfacer_model"  # default: the chat model
 CONF_CONSENT: Final = "consent"  # {domain: tier} overrides of the default consent tiers
+CONF_REPLY_CHANNEL: Final = "reply_channel"  # "auto", "json" or "markers"
 
 DEFAULT_PROMPT: Final = (
     "You are a warm, concise voice assistant for the people who live in this home. "
@@ -43,6 +44,7 @@ DEFAULT_PLAIN_REPLY_FALLBACK: Final = True
 DEFAULT_MEMORY_MODE: Final = 2  # falls back to 1 until the model/processor pair is qualified
 DEFAULT_CHROMA_PORT: Final = 8000
 DEFAULT_GPU: Final = "auto"
+DEFAULT_REPLY_CHANNEL: Final = "auto"
 DEFAULT_SURFACER_ENABLED: Final = True
 DEFAULT_SURFACER_RECALL: Final = False
 DEFAULT_SURFACER_WAIT: Final = 1.5

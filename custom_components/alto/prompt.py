@@ -31,6 +31,21 @@ Example 2 — person: "Turn off the porch light please."
 The porch light is on. {A}turn off the porch light{A}{S}I'll switch the porch light off.{S}"""
 
 
+JSON_PROTOCOL = """\
+How you answer: with one JSON object, and nothing else.
+- "speech": every word the person should hear.
+- "actions": each thing you intend to be done in the home, in plain words, one per item \
+("turn off the porch light"); an empty list when nothing should be done. You cannot operate \
+devices yourself; a separate part of you carries the intent out, checks it against what this \
+home allows, and may refuse it. Never say an action is done; say you will try.
+- "thought": your private notes, never heard.
+Example 1 — person: "What's the temperature in the living room?"
+{"speech": "It's 21 degrees in the living room.", "actions": [], "thought": "The sensor says 21."}
+Example 2 — person: "Turn off the porch light please."
+{"speech": "I'll switch the porch light off.", "actions": ["turn off the porch light"], \
+"thought": "The porch light is on."}"""
+
+
 @dataclass(frozen=True, slots=True)
 class EntityLine:
     """One exposed entity in the home snapshot."""
@@ -66,14 +81,15 @@ def system_prompt(
     *,
     persona: str,
     assistant_name: str | None,
+    json_channel: bool,
     entities: Iterable[EntityLine],
     now: datetime,
 ) -> str:
-    """Persona, identity, marker protocol, home snapshot, current time (in that order)."""
+    """Persona, identity, answer protocol, home snapshot, current time (in that order)."""
     parts = [
         neutralized(persona.strip()),  # a template: it may render entity states
         identity_line(assistant_name),
-        MARKER_PROTOCOL,
+        JSON_PROTOCOL if json_channel else MARKER_PROTOCOL,
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
     ]
@@ -89,10 +105,8 @@ def breadcrumb(call: ValidatedCall, name: str) -> str:
     )
 
 
-def device_states(states: Iterable[tuple[str, str]]) -> str:
+def device_states(states: Iterable[tuple[str, str]], *, json_channel: bool) -> str:
     """The system message of the follow-up call: the states the guard let Alto read."""
     lines = "\n".join(neutralized(f"- {entity_id}: {state}") for entity_id, state in states)
-    return (
-        f"The device states you asked for:\n{lines}\n"
-        f"Answer the person now, with your speech between {S} marks."
-    )
+    how = "in the same JSON form" if json_channel else f"with your speech between {S} marks"
+    return f"The device states you asked for:\n{lines}\nAnswer the person now, {how}."

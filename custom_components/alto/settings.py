@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
@@ -28,6 +29,7 @@ from .const import (
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
+    CONF_REPLY_CHANNEL,
     CONF_REQUEST_TIMEOUT,
     CONF_SURFACER_ENABLED,
     CONF_SURFACER_MODEL,
@@ -42,11 +44,27 @@ from .const import (
     DEFAULT_NUM_CTX,
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
+    DEFAULT_REPLY_CHANNEL,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SURFACER_ENABLED,
     DEFAULT_SURFACER_RECALL,
     DEFAULT_SURFACER_WAIT,
 )
+
+
+class ReplyChannel(StrEnum):
+    """How the conversational model separates speech, actions and thought."""
+
+    JSON = "json"  # a constrained JSON answer (Ollama `format`): holds for any model
+    MARKERS = "markers"  # ¦speech¦ and ¤action¤ marks the model is asked to write
+
+
+def reply_channel(option: str) -> ReplyChannel:
+    """The channel an option value means ("auto": see AUTO_CHANNEL)."""
+    return ReplyChannel(option) if option in ReplyChannel else AUTO_CHANNEL
+
+
+AUTO_CHANNEL = ReplyChannel.MARKERS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +92,7 @@ class AltoSettings:
     surfacer_recall: bool = DEFAULT_SURFACER_RECALL
     surfacer_wait: float = DEFAULT_SURFACER_WAIT
     consent: Mapping[str, str] = field(default_factory=dict)
+    reply_channel: ReplyChannel = ReplyChannel.JSON
 
     @property
     def keep_alive(self) -> str:
@@ -113,4 +132,5 @@ class AltoSettings:
             surfacer_recall=bool(values.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL)),
             surfacer_wait=float(values.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
             consent=dict(values.get(CONF_CONSENT) or {}),
+            reply_channel=reply_channel(str(values.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL))),
         )

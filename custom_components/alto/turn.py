@@ -22,19 +22,22 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import TemplateError
-from homeassistant.helpers import template
+from homeassistant.helpers import intent, template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
 from .action_organ import SpanOutcome, TurnContext
 from .channel.admission import admit
+from .channel.json_channel import SCHEMA, JsonChannel
 from .channel.markers import MarkerChannel, neutralized
+from .channel.speech_gate import SpeechGate
 from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
 from .model_client import ModelFailure, classify_failure
 from .prompt import device_states, system_prompt
+from .settings import AltoSettings, ReplyChannel
 
 type Messages = list[dict[str, str]]
 
@@ -84,19 +87,25 @@ async def async_run_turn(
         {"role": "user", "content": user_input.text},
     ]
 
-    # 3. Speak: one streamed chat call; speech streams into the ChatLog as it arrives.
+    # 3. Speak: one streamed chat call; speech streams into the ChatLog as it arrives, one
+    # sentence at a time through the gate: nothing internal is spoken, and no action is spoken
+    # as done unless an effector of this turn did it (only a confirmed held call, so far).
     start = len(chat_log.content)
-    channel = MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
-    if failure := await _speak(runtime, chat_log, agent_id, messages, channel):
+    done = [held] if held else []
+    gate = SpeechGate(lambda: any(o.breadcrumb for o in done))
+    channel = _channel(settings)
+    if failure := await _speak(runtime, chat_log, agent_id, messages, channel=channel, gate=gate):
         return await _failed(hass, runtime, user_input, chat_log, failure=failure, outcomes=[])
 
     # 4. Act: the spans go to the action organ, outside any model timeout (device calls are
-    # not model calls). Confirm-first questions are Alto's next words.
+    # not model calls). Alto's next words: a withheld "Done." once an effector did succeed,
+    # then any confirm-first question.
     outcomes = (
         await runtime.organ.async_handle_spans(channel.actions, turn) if channel.actions else []
     )
-    if questions := [o.question for o in outcomes if o.question]:
-        await _say(chat_log, agent_id, _pieces(" ".join(questions)))
+    done += outcomes
+    if late := " ".join(filter(None, [gate.backed(), *(o.question for o in outcomes)])):
+        await _say(chat_log, agent_id, _pieces(late))
 
     # 5. Follow-up: a validated read is answered by exactly one more call that sees the state.
     # Spans in this call are traced, never dispatched.
@@ -105,10 +114,12 @@ async def async_run_turn(
         follow_up = [
             *messages,
             {"role": "assistant", "content": spoken_so_far},
-            {"role": "system", "content": device_states(reads)},
+            {"role": "system", "content": device_states(reads, json_channel=_json(settings))},
         ]
-        second = MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
-        if failure := await _speak(runtime, chat_log, agent_id, follow_up, second):
+        second = _channel(settings)
+        if failure := await _speak(
+            runtime, chat_log, agent_id, follow_up, channel=second, gate=gate
+        ):
             return await _failed(
                 hass, runtime, user_input, chat_log, failure=failure, outcomes=outcomes
             )
@@ -119,11 +130,22 @@ async def async_run_turn(
     text = _spoken(chat_log, start)
     _trace(
         {
+            "channel": settings.reply_channel.value,
             "plain_reply_fallback": channel.used_fallback,
+            "withheld": gate.withheld,
             "actions": [
                 {"span": o.span, "verdict": o.verdict.value, "reason": o.reason} for o in outcomes
             ],
         }
+    )
+    LOGGER.debug(
+        "Turn: channel %s, fallback %s, %d action(s) %s, memory block %s, %d withheld",
+        settings.reply_channel.value,
+        channel.used_fallback,
+        len(outcomes),
+        [o.verdict.value for o in outcomes],
+        "yes" if recalled else "no",
+        len(gate.withheld),
     )
     if not text and not outcomes:
         return await async_error_result(hass, user_input, conversation_id, "model_empty_reply")
@@ -143,7 +165,7 @@ async def async_run_turn(
             ),
             "alto_memory_intake",
         )
-    return _result(user_input, chat_log, text)
+    return _result(user_input, chat_log, text, acted=any(o.breadcrumb for o in done))
 
 
 def _source_id(conversation_id: str) -> str:
@@ -158,9 +180,21 @@ def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
     return system_prompt(
         persona=_render_persona(hass, settings.prompt),
         assistant_name=settings.assistant_name,
+        json_channel=_json(settings),
         entities=runtime.organ.index.entity_lines(),
         now=dt_util.now(),
     )
+
+
+def _json(settings: AltoSettings) -> bool:
+    return settings.reply_channel is ReplyChannel.JSON
+
+
+def _channel(settings: AltoSettings) -> MarkerChannel | JsonChannel:
+    """A fresh channel for one model call."""
+    if _json(settings):
+        return JsonChannel()
+    return MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
 
 
 def _render_persona(hass: HomeAssistant, prompt: str) -> str:
@@ -181,7 +215,9 @@ async def _speak(
     chat_log: conversation.ChatLog,
     agent_id: str,
     messages: Messages,
-    channel: MarkerChannel,
+    *,
+    channel: MarkerChannel | JsonChannel,
+    gate: SpeechGate,
 ) -> ModelFailure | None:
     """One streamed chat call under its own timeout; its speech goes into the ChatLog.
 
@@ -189,7 +225,7 @@ async def _speak(
     """
     try:
         async with asyncio.timeout(runtime.settings.request_timeout):
-            await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel))
+            await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel, gate))
     except Exception as err:  # noqa: BLE001 - classified below; the unexpected logged with trace
         failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify_failure(err)
         if failure is None:
@@ -203,9 +239,12 @@ async def _speak(
 
 
 async def _stream_speech(
-    runtime: AltoRuntime, messages: Messages, channel: MarkerChannel
+    runtime: AltoRuntime,
+    messages: Messages,
+    channel: MarkerChannel | JsonChannel,
+    gate: SpeechGate,
 ) -> AsyncIterator[str]:
-    """The speech of one chat call, as the marker channel releases it.
+    """The speech of one chat call, as the channel and then the gate release it.
 
     The conversational call never passes `tools`: the model proposes, the registry disposes.
     """
@@ -214,17 +253,18 @@ async def _stream_speech(
         model=settings.model,
         messages=messages,
         stream=True,
+        format=SCHEMA if isinstance(channel, JsonChannel) else None,
         keep_alive=settings.keep_alive,
         options={"num_ctx": settings.num_ctx},
     )
-    done = False
+    complete = False
     async for chunk in stream:
-        if speech := channel.feed(chunk.message.content or ""):
+        if speech := gate.feed(channel.feed(chunk.message.content or "")):
             yield speech
-        done = done or bool(chunk.done)
-    if not done:
+        complete = complete or bool(chunk.done)
+    if not complete:
         raise _StreamCut
-    if tail := channel.finalize():
+    if tail := gate.feed(channel.finalize()) + gate.finalize():
         yield tail
 
 
@@ -255,10 +295,17 @@ def _spoken(chat_log: conversation.ChatLog, start: int) -> str:
 
 
 def _result(
-    user_input: conversation.ConversationInput, chat_log: conversation.ChatLog, text: str
+    user_input: conversation.ConversationInput,
+    chat_log: conversation.ChatLog,
+    text: str,
+    *,
+    acted: bool,
 ) -> conversation.ConversationResult:
+    """The turn's result: every message Alto said, and `action_done` only if an effector ran."""
     result = conversation.async_get_result_from_chat_log(user_input, chat_log)
     result.response.async_set_speech(text)  # every message of the turn, not only the last
+    if not acted:
+        result.response.response_type = intent.IntentResponseType.QUERY_ANSWER
     return result
 
 

@@ -1,0 +1,131 @@
+"""Between the speech channel and the listener: nothing internal is spoken, and nothing is
+spoken as done that no effector did.
+
+`SpeechGate` holds speech back one sentence at a time (deterministic, no model). A sentence is
+released when it ends; before that, internal labels and ids are taken out of it, and a sentence
+that reports a completed device action ("I've turned off the lights", "the door is now unlocked",
+"c'est fait") is withheld unless an effector succeeded in this turn. The claim patterns cover
+English and the languages Alto's confirmation words cover (de, fr, es, nl, it); they look for the
+completed form only, so "I'll turn off the lights" passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from .markers import neutralized
+
+_SENTENCE_END: Final = re.compile(r"[.!?…]+[\"'”»)\]]*(?:\s+|$)|\n+")
+
+# "[source; actor 2d6f…]" (a memory label) and bare 32-hex ids (HA user and entry ids).
+_INTERNAL: Final = (
+    re.compile(r"\[[^\[\]\n]*\bactor\b[^\[\]\n]*\]\s*", re.IGNORECASE),
+    re.compile(r"\b[0-9a-f]{32}\b"),
+)
+
+_EN_DONE = (
+    r"turned|switched|set|locked|unlocked|opened|closed|shut|started|stopped|dimmed|brightened|"
+    r"changed|activated|deactivated|armed|disarmed|enabled|disabled|adjusted|raised|lowered|"
+    r"muted|unmuted|paused|resumed"
+)
+_EN_STATE = r"on|off|locked|unlocked|open|opened|closed|shut|armed|disarmed|running|playing|muted"
+_CLAIMS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # English
+        rf"\b(?:i|we)(?:'ve|’ve| have)?\s+(?:just\s+|now\s+|already\s+)?(?:{_EN_DONE})\b",
+        rf"\b(?:has|have)\s+(?:now\s+|just\s+)?been\s+(?:{_EN_DONE})\b",
+        r"\b(?:is|are)\s+(?:now\s+)?(?:turned|switched)\s+(?:on|off)\b",
+        rf"\b(?:is|are)\s+now\s+(?:{_EN_STATE})\b",
+        rf"\b(?:is|are)\s+(?:(?:turned|switched)\s+)?(?:{_EN_STATE})\s+now\b",
+        r"\bmanaged to\b",
+        rf"^\W*(?:done|all done|all set|there you go|{_EN_DONE})\b",
+        # German
+        r"\b(?:ich\s+habe|hab)\b.*\b(?:ein|aus|an|ab|auf|zu)?(?:geschaltet|geschlossen|gesperrt|"
+        r"geöffnet|gestellt|gedimmt|aktiviert|deaktiviert)\b",
+        r"\b(?:ist|sind)\s+(?:jetzt|nun)\s+(?:an|aus|offen|zu|ein|eingeschaltet|ausgeschaltet|"
+        r"abgeschlossen|aufgeschlossen|geöffnet|geschlossen)\b",
+        r"\b(?:wurde|wurden)\b.*\b(?:eingeschaltet|ausgeschaltet|abgeschlossen|aufgeschlossen|"
+        r"geöffnet|geschlossen|aktiviert|deaktiviert)\b",
+        r"^\W*(?:erledigt|fertig)\b",
+        # French
+        r"\bj'ai\s+(?:\w+\s+)?(?:allumé|éteint|ouvert|fermé|verrouillé|déverrouillé|réglé|"
+        r"baissé|monté|activé|désactivé)",
+        r"\b(?:est|sont)\s+maintenant\s+(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|"
+        r"verrouillée?s?|déverrouillée?s?)",
+        r"^\W*(?:c'est fait|voilà|fait)\b",
+        # Spanish
+        r"\bhe\s+(?:encendido|apagado|abierto|cerrado|bloqueado|desbloqueado|ajustado|"
+        r"activado|desactivado)\b",
+        r"\b(?:está|están)\s+ahora\s+(?:encendid|apagad|abiert|cerrad|bloquead|desbloquead)[oa]s?\b",
+        r"^\W*(?:listo|hecho)\b",
+        # Dutch
+        r"\bik\s+heb\b.*\b(?:aangezet|uitgezet|ingeschakeld|uitgeschakeld|geopend|gesloten|"
+        r"vergrendeld|ontgrendeld|gedimd|ingesteld)\b",
+        r"\b(?:is|zijn)\s+nu\s+(?:aan|uit|open|dicht|gesloten|vergrendeld|ontgrendeld)\b",
+        r"^\W*(?:klaar|gedaan)\b",
+        # Italian
+        r"\bho\s+(?:acceso|spento|aperto|chiuso|bloccato|sbloccato|impostato|attivato|"
+        r"disattivato)\b",
+        r"\b(?:è|sono)\s+ora\s+(?:acces|spent|apert|chius|bloccat|sbloccat)[oaie]\b",
+        r"^\W*fatto\b",
+    )
+)
+
+
+def scrubbed(sentence: str) -> str:
+    """`sentence` without marker characters, memory labels or internal ids."""
+    text = neutralized(sentence)
+    for pattern in _INTERNAL:
+        text = pattern.sub("", text)
+    return text
+
+
+def claims_done(sentence: str) -> bool:
+    """Whether `sentence` reports a device action as completed."""
+    return any(pattern.search(sentence.strip()) for pattern in _CLAIMS)
+
+
+class SpeechGate:
+    """Releases speech sentence by sentence, scrubbed, without unbacked claims of action."""
+
+    def __init__(self, effector_succeeded: Callable[[], bool]) -> None:
+        """`effector_succeeded` says, when a sentence is released, whether any effector
+        succeeded in this turn so far."""
+        self._effector_succeeded = effector_succeeded
+        self._pending = ""
+        self.withheld: list[str] = []  # sentences not spoken as done, for the trace
+
+    def feed(self, speech: str) -> str:
+        """Take speech text; return the complete sentences that may be spoken now."""
+        self._pending += speech
+        released: list[str] = []
+        while match := _SENTENCE_END.search(self._pending):
+            sentence, self._pending = (
+                self._pending[: match.end()],
+                self._pending[match.end() :],
+            )
+            released.append(self._pass(sentence))
+        return "".join(released)
+
+    def finalize(self) -> str:
+        """The rest, as a last sentence."""
+        rest, self._pending = self._pending, ""
+        return self._pass(rest) if rest.strip() else ""
+
+    def backed(self) -> str:
+        """The withheld sentences, once an effector has succeeded: the model said "Done." before
+        the action organ ran, and now something was done. Empty while nothing succeeded."""
+        if not self.withheld or not self._effector_succeeded():
+            return ""
+        text, self.withheld = " ".join(self.withheld), []
+        return text
+
+    def _pass(self, sentence: str) -> str:
+        text = scrubbed(sentence)
+        if claims_done(text) and not self._effector_succeeded():
+            self.withheld.append(text.strip())
+            return ""
+        return text
