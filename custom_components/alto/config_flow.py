@@ -47,6 +47,7 @@ from .const import (
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
+    CONF_REPLY_CHANNEL,
     CONF_REQUEST_TIMEOUT,
     CONF_SURFACER_ENABLED,
     CONF_SURFACER_MODEL,
@@ -61,6 +62,7 @@ from .const import (
     DEFAULT_NUM_CTX,
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
+    DEFAULT_REPLY_CHANNEL,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SURFACER_ENABLED,
     DEFAULT_SURFACER_RECALL,
@@ -80,6 +82,7 @@ from .model_client import (
     make_client,
     normalize_url,
 )
+from .settings import ReplyChannel
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 TITLE = "Alto"
@@ -311,6 +314,16 @@ class AltoOptionsFlow(OptionsFlow):
                     CONF_REQUEST_TIMEOUT,
                     default=options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT),
                 ): _number(5, 600),
+                probatio.Optional(
+                    CONF_REPLY_CHANNEL,
+                    default=options.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL),
+                ): SelectSelector(
+                    SelectSelectorConfig(
+                        options=["auto", *(c.value for c in ReplyChannel)],
+                        translation_key="reply_channel",
+                        mode=SelectSelectorMode.LIST,
+                    )
+                ),
                 probatio.Optional(
                     CONF_PLAIN_REPLY_FALLBACK,
                     default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
