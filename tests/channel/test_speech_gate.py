@@ -79,7 +79,7 @@ def test_labels_ids_and_markers_are_never_spoken() -> None:
 
 
 def test_a_withheld_claim_is_spoken_once_an_effector_succeeded() -> None:
-    """ "Done." said before the organ ran is spoken after it, if something was done."""
+    """A "Done." said before the organ ran is spoken after it, if something was done."""
     succeeded = False
     gate = SpeechGate(lambda: succeeded)
     assert gate.feed("Done. ") == ""
