@@ -21,6 +21,8 @@ from .coordinator import (
 from .exposure import ExposureIndex
 from .memory_organ import MemoryOrgan
 from .model_client import close_client, make_client
+from .panel import async_setup_panel
+from .recent import async_track_recent
 from .services import async_register_services
 from .settings import AltoSettings
 from .thoughts import ThoughtOrgan
@@ -36,8 +38,9 @@ CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Register the services once for the domain."""
+    """Register the services and the panel once for the domain."""
     async_register_services(hass)
+    await async_setup_panel(hass)
     return True
 
 
@@ -60,6 +63,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         client=client,
         model=settings.action_model,
         keep_alive=settings.keep_alive,
+        num_ctx=settings.num_ctx,
         timeout=settings.request_timeout,
         tiers=settings.consent,
     )
@@ -81,6 +85,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         thoughts=thoughts,
         thought_coordinator=thought_coordinator,
     )
+    entry.async_on_unload(async_track_recent(hass, entry))
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     entry.async_on_unload(local_intents.async_start(hass, entry))

@@ -1,0 +1,494 @@
+// The Alto panel: one plain web component, no build step, nothing fetched but Alto's own
+// websocket commands (custom_components/alto/panel_api.py). Home Assistant hands it `hass`
+// (the logged-in user's authenticated connection) and `narrow`; everything it shows comes
+// from `alto/subscribe`, which sends the viewer's view now and whenever it changes for them.
+//
+// Memory text is whatever people said: it is only ever set as textContent, never as markup.
+
+// Sections in the order they show; each renders one key of the view. A later section (the
+// inbox, a synthesis) is one more entry here and one more key in panel_api.SECTIONS.
+const SECTIONS = [
+  { key: "memories", title: "memories", render: (panel, data) => panel.renderMemories(data) },
+  { key: "thoughts", title: "thoughts", render: (panel, data) => panel.renderThoughts(data) },
+  { key: "intents", title: "intents", render: (panel, data) => panel.renderIntents(data) },
+  { key: "admin", title: "admin", render: (panel, data) => panel.renderAdmin(data) },
+];
+
+const STYLE = `
+  :host { display: block; min-height: 100%; background: var(--primary-background-color);
+    color: var(--primary-text-color); font-family: var(--ha-font-family-body, Roboto, sans-serif); }
+  header { display: flex; align-items: center; gap: 8px; height: 56px; padding: 0 12px;
+    background: var(--app-header-background-color, var(--primary-color));
+    color: var(--app-header-text-color, white); font-size: 20px; }
+  header .viewer { margin-left: auto; font-size: 14px; opacity: 0.9; }
+  main { max-width: 960px; margin: 0 auto; padding: 16px; display: grid; gap: 16px; }
+  section { background: var(--card-background-color, white); border-radius: 12px;
+    padding: 16px; box-shadow: var(--ha-card-box-shadow, 0 1px 3px rgba(0,0,0,0.2)); }
+  h2 { margin: 0 0 12px; font-size: 18px; font-weight: 500; }
+  form { display: flex; flex-wrap: wrap; gap: 8px; margin-bottom: 12px; }
+  input[type=text], select { flex: 1 1 220px; padding: 8px; font: inherit; border-radius: 6px;
+    border: 1px solid var(--divider-color, #ccc); background: var(--card-background-color);
+    color: var(--primary-text-color); }
+  select { flex: 0 0 auto; }
+  button { font: inherit; padding: 8px 14px; border-radius: 6px; border: none; cursor: pointer;
+    background: var(--primary-color); color: var(--text-primary-color, white); }
+  button.secondary { background: transparent; color: var(--primary-color);
+    border: 1px solid var(--primary-color); }
+  button.danger { background: var(--error-color, #db4437); }
+  button:disabled { opacity: 0.5; cursor: default; }
+  ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; }
+  li { border: 1px solid var(--divider-color, #e0e0e0); border-radius: 8px; padding: 10px 12px; }
+  li.superseded { opacity: 0.65; }
+  li.superseded .quote { text-decoration: line-through; }
+  .row { display: flex; gap: 12px; align-items: flex-start; }
+  .row > .grow { flex: 1; min-width: 0; }
+  .quote { margin: 0 0 6px; font-size: 16px; overflow-wrap: anywhere; }
+  .meta { color: var(--secondary-text-color); font-size: 13px; display: flex; flex-wrap: wrap;
+    gap: 4px 12px; }
+  .chip { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px;
+    background: var(--secondary-background-color, #eee); color: var(--primary-text-color); }
+  .chip.private { background: var(--primary-color); color: var(--text-primary-color, white); }
+  .chip.executed, .chip.confirmed, .chip.surfaced { background: var(--success-color, #43a047);
+    color: white; }
+  .chip.refused, .chip.failed, .chip.declined, .chip.dropped { background: var(--error-color, #db4437);
+    color: white; }
+  .chip.awaiting_confirmation { background: var(--warning-color, #ffa600); color: black; }
+  .replaced { font-size: 13px; margin-top: 4px; color: var(--secondary-text-color); }
+  .empty { color: var(--secondary-text-color); margin: 0; }
+  .status { min-height: 20px; color: var(--error-color, #db4437); }
+  .status.ok { color: var(--success-color, #43a047); }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; margin: 0 0 12px; }
+  dt { color: var(--secondary-text-color); }
+  dd { margin: 0; overflow-wrap: anywhere; }
+  code { font-size: 12px; }
+  table { border-collapse: collapse; width: 100%; margin-top: 8px; }
+  td, th { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--divider-color, #e0e0e0); }
+  dialog { border: none; border-radius: 12px; padding: 20px; max-width: 420px;
+    background: var(--card-background-color, white); color: var(--primary-text-color); }
+  dialog::backdrop { background: rgba(0, 0, 0, 0.4); }
+  dialog .actions { display: flex; justify-content: flex-end; gap: 8px; margin-top: 16px; }
+`;
+
+// An element with attributes, properties ("." prefix), listeners ("on" prefix) and children;
+// strings become text nodes.
+function h(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (name.startsWith(".")) element[name.slice(1)] = value;
+    else element.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+class AltoPanel extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: "open" });
+    this._strings = {};
+    this._view = null;
+    this._results = null; // recall results, or null for the whole list
+    this._unsubscribe = null;
+    this._started = false;
+  }
+
+  set hass(hass) {
+    const first = !this._hass;
+    this._hass = hass;
+    if (this._menu) this._menu.hass = hass;
+    if (first) this._start();
+  }
+
+  get hass() {
+    return this._hass;
+  }
+
+  set narrow(narrow) {
+    this._narrow = narrow;
+    if (this._menu) this._menu.narrow = narrow;
+  }
+
+  connectedCallback() {
+    if (this._hass && !this._started) this._start();
+  }
+
+  disconnectedCallback() {
+    this._stop();
+  }
+
+  // -- strings ----------------------------------------------------------------------------------
+  t(key, placeholders = {}) {
+    const text = this._strings[key] ?? key;
+    return text.replace(/\{(\w+)\}/g, (match, name) =>
+      name in placeholders ? String(placeholders[name]) : match,
+    );
+  }
+
+  formatWhen(ms) {
+    if (ms === null || ms === undefined) return this.t("when_unknown");
+    return new Date(ms).toLocaleString(this._hass.language, {
+      dateStyle: "medium",
+      timeStyle: "short",
+    });
+  }
+
+  // -- life cycle -------------------------------------------------------------------------------
+  async _start() {
+    this._started = true;
+    this._strings = await this._hass
+      .callWS({ type: "alto/strings", language: this._hass.language })
+      .catch(() => ({}));
+    this._skeleton();
+    try {
+      this._unsubscribe = await this._hass.connection.subscribeMessage(
+        (view) => this._show(view),
+        { type: "alto/subscribe", ...this._entry() },
+      );
+    } catch (err) {
+      this._status(err.message || String(err));
+    }
+  }
+
+  _stop() {
+    if (this._unsubscribe) {
+      this._unsubscribe();
+      this._unsubscribe = null;
+    }
+    this._started = false;
+  }
+
+  _entry() {
+    return this._entryId ? { config_entry_id: this._entryId } : {};
+  }
+
+  async _call(message) {
+    this._status("");
+    try {
+      return await this._hass.callWS({ ...message, ...this._entry() });
+    } catch (err) {
+      this._status(this.t("error", { message: err.message || err.code || String(err) }));
+      throw err;
+    }
+  }
+
+  _status(text, ok = false) {
+    this._statusLine.textContent = text;
+    this._statusLine.className = ok ? "status ok" : "status";
+  }
+
+  // -- layout -----------------------------------------------------------------------------------
+  _skeleton() {
+    const root = this.shadowRoot;
+    root.replaceChildren();
+    this._menu = document.createElement("ha-menu-button");
+    this._menu.hass = this._hass;
+    this._menu.narrow = this._narrow;
+    this._viewerLabel = h("span", { class: "viewer" });
+    this._entryPicker = h("select", { id: "entry", hidden: true, onchange: () => this._switch() });
+    this._statusLine = h("div", { class: "status", role: "status" });
+    this._sections = {};
+    for (const section of SECTIONS) {
+      this._sections[section.key] = h("section", { id: section.key, hidden: true });
+    }
+    root.append(
+      h("style", {}, STYLE),
+      h("header", {}, this._menu, h("span", {}, this.t("title")), this._entryPicker,
+        this._viewerLabel),
+      h("main", {}, this._statusLine, ...SECTIONS.map((s) => this._sections[s.key])),
+      this._dialog(),
+    );
+  }
+
+  _dialog() {
+    this._confirmTitle = h("h2", {});
+    this._confirmText = h("p", {});
+    this._confirmYes = h("button", { class: "danger confirm-yes" });
+    this._confirm = h(
+      "dialog",
+      { id: "confirm" },
+      this._confirmTitle,
+      this._confirmText,
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { class: "secondary confirm-no", onclick: () => this._confirm.close() },
+          this.t("cancel")),
+        this._confirmYes,
+      ),
+    );
+    return this._confirm;
+  }
+
+  // Ask before anything is erased; `action` runs only on the confirming button.
+  _ask(title, text, button, action) {
+    this._confirmTitle.textContent = title;
+    this._confirmText.textContent = text;
+    this._confirmYes.textContent = button;
+    this._confirmYes.onclick = async () => {
+      this._confirm.close();
+      await action();
+    };
+    this._confirm.showModal();
+  }
+
+  async _switch() {
+    this._entryId = this._entryPicker.value;
+    this._stop();
+    this._results = null;
+    await this._start();
+  }
+
+  _show(view) {
+    this._view = view;
+    this._entryId = view.entry.id;
+    this._viewerLabel.textContent = view.viewer.name;
+    this._entryPicker.hidden = view.entries.length < 2;
+    this._entryPicker.replaceChildren(
+      ...view.entries.map((e) =>
+        h("option", { value: e.id, selected: e.id === view.entry.id }, e.title),
+      ),
+    );
+    for (const section of SECTIONS) {
+      const element = this._sections[section.key];
+      const data = view[section.key];
+      element.hidden = data === null || data === undefined;
+      if (!element.hidden) {
+        element.replaceChildren(h("h2", {}, this.t(section.title)), ...section.render(this, data));
+      }
+    }
+  }
+
+  // -- memories ---------------------------------------------------------------------------------
+  renderMemories(memories) {
+    if (!this._view.memory_available) return [h("p", { class: "empty" }, this.t("memory_unavailable"))];
+    const shown = this._results ? this._results.memories : memories;
+    return [
+      this._searchForm(),
+      this._rememberForm(),
+      this._results
+        ? h("p", { class: "results" }, this.t("results_for", { query: this._results.query }), " ",
+            h("button", { class: "secondary clear-search", onclick: () => this._clearSearch() },
+              this.t("clear_search")))
+        : null,
+      shown.length
+        ? h("ul", { class: "memories" }, shown.map((m) => this._memory(m)))
+        : h("p", { class: "empty" }, this.t(this._results ? "no_results" : "no_memories")),
+    ];
+  }
+
+  _searchForm() {
+    this._searchInput ??= h("input", {
+      type: "text", name: "query", placeholder: this.t("search_placeholder"),
+      "aria-label": this.t("search_placeholder"),
+    });
+    return h(
+      "form",
+      { class: "search", onsubmit: (event) => this._search(event) },
+      this._searchInput,
+      h("button", { type: "submit" }, this.t("search")),
+    );
+  }
+
+  _rememberForm() {
+    this._rememberInput ??= h("input", {
+      type: "text", name: "text", placeholder: this.t("remember_placeholder"),
+      "aria-label": this.t("remember_placeholder"),
+    });
+    this._rememberScope ??= h(
+      "select",
+      { name: "scope", "aria-label": this.t("remember_for") },
+      h("option", { value: "private" }, this.t("remember_private")),
+      h("option", { value: "household" }, this.t("remember_household")),
+    );
+    return h(
+      "form",
+      { class: "remember", onsubmit: (event) => this._remember(event) },
+      this._rememberInput,
+      this._rememberScope,
+      h("button", { type: "submit" }, this.t("remember")),
+    );
+  }
+
+  _memory(memory) {
+    const source = memory.source;
+    const sourceText =
+      source.type === "conversation" ? this.t("source_conversation", { ref: source.ref ?? "" })
+      : source.type === "service" ? this.t("source_service")
+      : source.type === "todo" ? this.t("source_todo")
+      : this.t("source_other", { type: source.type });
+    const replacement = memory.superseded_by !== null
+      ? this._known(memory.superseded_by)
+      : null;
+    return h(
+      "li",
+      { class: `memory ${memory.status}`, "data-memory-id": memory.id },
+      h(
+        "div",
+        { class: "row" },
+        h(
+          "div",
+          { class: "grow" },
+          h("p", { class: "quote" }, `“${memory.quote}”`),
+          h(
+            "div",
+            { class: "meta" },
+            h("span", { class: "actor" },
+              memory.actor ? this.t("said_by", { name: memory.actor }) : this.t("said_by_unknown")),
+            h("span", { class: "when" }, this.formatWhen(source.when)),
+            h("span", { class: "source" }, sourceText),
+            h("span", { class: `chip scope ${memory.scope}` },
+              memory.scope === "private" ? this.t("scope_private") : this.t("scope_household")),
+            h("span", { class: "chip kind" }, this.t(`kind_${memory.kind}`)),
+            h("span", { class: `chip status ${memory.status}` }, this.t(`status_${memory.status}`)),
+          ),
+          memory.superseded_by !== null
+            ? h("div", { class: "replaced" },
+                this.t("superseded_by", { quote: replacement ? replacement.quote : `#${memory.superseded_by}` }))
+            : null,
+          memory.replaces !== null && memory.replaces !== undefined
+            ? h("div", { class: "replaced" }, this.t("replaces", {
+                quote: this._known(memory.replaces)?.quote ?? `#${memory.replaces}` }))
+            : null,
+        ),
+        h("button", {
+          class: "secondary forget", "aria-label": this.t("forget"),
+          onclick: () => this._forget(memory),
+        }, this.t("forget")),
+      ),
+    );
+  }
+
+  _known(id) {
+    return (this._view.memories || []).find((m) => m.id === id) ?? null;
+  }
+
+  async _search(event) {
+    event.preventDefault();
+    const query = this._searchInput.value.trim();
+    if (!query) return this._clearSearch();
+    const found = await this._call({ type: "alto/recall", query, limit: 20 }).catch(() => null);
+    if (!found) return;
+    this._results = { query, memories: found.memories };
+    this._show(this._view);
+  }
+
+  _clearSearch() {
+    this._results = null;
+    this._searchInput.value = "";
+    this._show(this._view);
+  }
+
+  async _remember(event) {
+    event.preventDefault();
+    const text = this._rememberInput.value.trim();
+    if (!text) return;
+    const message = { type: "alto/remember", text };
+    if (this._rememberScope.value === "household") message.owner = "household";
+    const done = await this._call(message).catch(() => null);
+    if (!done) return;
+    this._rememberInput.value = "";
+    this._status(this.t("remembered"), true);
+  }
+
+  _forget(memory) {
+    this._ask(this.t("forget_confirm_title"), `“${memory.quote}” — ${this.t("forget_confirm_text")}`,
+      this.t("forget"), async () => {
+        const done = await this._call({ type: "alto/forget", memory_id: memory.id }).catch(() => null);
+        if (!done) return;
+        if (this._results) {
+          const gone = new Set(done.forgotten);
+          this._results.memories = this._results.memories.filter((m) => !gone.has(m.id));
+        }
+        this._status(this.t("forgotten", { count: done.forgotten.length }), true);
+      });
+  }
+
+  // -- thoughts and intents ---------------------------------------------------------------------
+  renderThoughts(thoughts) {
+    if (!thoughts.length) return [h("p", { class: "empty" }, this.t("no_thoughts"))];
+    return [h("ul", { class: "thoughts" }, thoughts.map((thought) => h(
+      "li",
+      { class: `thought ${thought.verdict}` },
+      thought.thought
+        ? h("p", { class: "quote" }, thought.thought)
+        : h("p", { class: "quote" }, this.t("thought_dropped_text",
+            { modes: thought.failure_modes.join(", ") || "—" })),
+      h("div", { class: "meta" },
+        h("span", { class: `chip ${thought.verdict}` }, this.t(`thought_verdict_${thought.verdict}`)),
+        h("span", { class: "when" }, this.formatWhen(thought.when))),
+    )))];
+  }
+
+  renderIntents(intents) {
+    if (!intents.length) return [h("p", { class: "empty" }, this.t("no_intents"))];
+    return [h("ul", { class: "intents" }, intents.map((intent) => h(
+      "li",
+      { class: `intent ${intent.verdict}` },
+      h("p", { class: "quote" }, intent.span),
+      h("div", { class: "meta" },
+        h("span", { class: `chip verdict ${intent.verdict}` }, this.t(`verdict_${intent.verdict}`)),
+        intent.entity_id
+          ? h("span", {}, this.t("intent_target",
+              { service: intent.service ?? "—", entity: intent.entity_id }))
+          : null,
+        intent.reason ? h("span", {}, this.t("intent_reason", { reason: intent.reason })) : null,
+        h("span", {}, intent.user ? this.t("said_by", { name: intent.user }) : this.t("intent_no_user")),
+        h("span", { class: "when" }, this.formatWhen(intent.when))),
+    )))];
+  }
+
+  // -- administration ---------------------------------------------------------------------------
+  renderAdmin(admin) {
+    const mode = (value) => this.t(`mode_${value}`);
+    return [
+      h("dl", { class: "qualification" },
+        h("dt", {}, this.t("model")), h("dd", {}, admin.model),
+        h("dt", {}, this.t("model_digest")), h("dd", {}, h("code", {}, admin.model_digest ?? "—")),
+        h("dt", {}, this.t("processor_digest")), h("dd", {}, h("code", {}, admin.processor_digest)),
+        h("dt", {}, this.t("qualified")),
+        h("dd", { class: "qualified" }, this.t(admin.qualified ? "qualified_yes" : "qualified_no")),
+        h("dt", {}, this.t("mode_requested")), h("dd", {}, mode(admin.requested_mode)),
+        h("dt", {}, this.t("mode_effective")), h("dd", {}, mode(admin.effective_mode)),
+      ),
+      h("button", { class: "qualify", onclick: (event) => this._qualify(event.target) },
+        this.t("qualify")),
+      h("h2", {}, this.t("users")),
+      h("table", { class: "users" },
+        h("tr", {}, h("th", {}, this.t("user")), h("th", {}, this.t("private_memories")), h("th", {})),
+        admin.users.map((user) => h("tr", { "data-user": user.name },
+          h("td", {}, user.name),
+          h("td", { class: "count" }, String(user.private_memories)),
+          h("td", {}, h("button", {
+            class: "danger purge", disabled: user.private_memories === 0,
+            onclick: () => this._purge(user),
+          }, this.t("purge"))),
+        ))),
+    ];
+  }
+
+  async _qualify(button) {
+    button.disabled = true;
+    this._status(this.t("qualifying"), true);
+    const result = await this._call({ type: "alto/qualify" }).catch(() => null);
+    button.disabled = false;
+    if (!result) return;
+    this._status(result.passed
+      ? this.t("qualify_passed", { cases: result.cases })
+      : this.t("qualify_failed", { failed: result.failed, cases: result.cases }), result.passed);
+  }
+
+  _purge(user) {
+    this._ask(this.t("purge_confirm_title", { name: user.name }),
+      this.t("purge_confirm_text", { count: user.private_memories }), this.t("purge"), async () => {
+        const done = await this._call({ type: "alto/purge", owner: user.id }).catch(() => null);
+        if (done) this._status(this.t("forgotten", { count: done.forgotten.length }), true);
+      });
+  }
+}
+
+if (!customElements.get("alto-panel")) customElements.define("alto-panel", AltoPanel);

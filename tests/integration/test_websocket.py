@@ -1,0 +1,374 @@
+"""The panel's websocket API: each user's view, live updates, and the services' scope checks.
+
+Two users over real websocket connections: Ana, an administrator, and Bob, an ordinary user.
+Real HA, the fake Ollama over HTTP and the real embedded Chroma store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
+from homeassistant.auth.models import Credentials
+from homeassistant.auth.providers import homeassistant as auth_ha
+from homeassistant.components.frontend import DATA_PANELS
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.dispatcher import async_dispatcher_send
+from homeassistant.util.ulid import ulid_at_time
+from pytest_homeassistant_custom_component.common import CLIENT_ID, MockConfigEntry, MockUser
+from pytest_homeassistant_custom_component.typing import (
+    ClientSessionGenerator,
+    MockHAClientWebSocket,
+    WebSocketGenerator,
+)
+
+from custom_components.alto.action_organ import signal_intent
+from custom_components.alto.memory.records import HOUSEHOLD, Row
+from custom_components.alto.panel import PANEL_URL_PATH, STATIC_URL
+from custom_components.alto.panel_api import memories_view, source_of
+from custom_components.alto.surface.surfacer import SurfaceOutcome
+from custom_components.alto.thoughts import signal_thought
+
+from .helpers import memory
+
+ANA_SECRET = "My pin for the bike lock is 4711."
+BOB_SECRET = "I hide chocolate in the piano."
+SHARED = "The bins go out on Tuesday."
+
+
+@dataclass
+class Person:
+    """A user with an open websocket connection."""
+
+    user: MockUser
+    ws: MockHAClientWebSocket
+
+    async def command(self, **message: Any) -> dict[str, Any]:
+        """Send one command; its result message."""
+        await self.ws.send_json_auto_id(message)
+        return await self.ws.receive_json()
+
+    async def ok(self, **message: Any) -> Any:
+        """Send one command that must succeed; its result."""
+        answer = await self.command(**message)
+        assert answer["success"], answer
+        return answer["result"]
+
+    async def view(self) -> dict[str, Any]:
+        """The user's view."""
+        return await self.ok(type="alto/view")
+
+
+async def _person(
+    hass: HomeAssistant, ws_client: WebSocketGenerator, name: str, group: str
+) -> Person:
+    user = MockUser(name=name, groups=[await hass.auth.async_get_group(group)]).add_to_hass(hass)
+    credential = Credentials(
+        id=f"credential-{name}",
+        auth_provider_type="homeassistant",
+        auth_provider_id=None,
+        data={"username": name.lower()},
+        is_new=False,
+    )
+    user.credentials.append(credential)
+    token = await hass.auth.async_create_refresh_token(user, CLIENT_ID, credential=credential)
+    return Person(user, await ws_client(hass, hass.auth.async_create_access_token(token)))
+
+
+@pytest.fixture
+async def ana(
+    hass: HomeAssistant,
+    hass_ws_client: WebSocketGenerator,
+    local_auth: auth_ha.HassAuthProvider,
+    setup_alto: MockConfigEntry,
+) -> Person:
+    """Ana, an administrator, connected."""
+    return await _person(hass, hass_ws_client, "Ana", GROUP_ID_ADMIN)
+
+
+@pytest.fixture
+async def bob(
+    hass: HomeAssistant,
+    hass_ws_client: WebSocketGenerator,
+    local_auth: auth_ha.HassAuthProvider,
+    setup_alto: MockConfigEntry,
+) -> Person:
+    """Bob, an ordinary user, connected."""
+    return await _person(hass, hass_ws_client, "Bob", GROUP_ID_USER)
+
+
+async def _remember(person: Person, text: str, **extra: Any) -> int:
+    ids = (await person.ok(type="alto/remember", text=text, **extra))["ids"]
+    assert len(ids) == 1
+    return int(ids[0])
+
+
+def _quotes(view: dict[str, Any]) -> set[str]:
+    return {m["quote"] for m in view["memories"]}
+
+
+# -- the panel itself ----------------------------------------------------------------------------
+async def test_panel_is_registered_and_served(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator, setup_alto: MockConfigEntry
+) -> None:
+    """The sidebar entry exists for every user and its module is served from the integration."""
+    panel = hass.data[DATA_PANELS][PANEL_URL_PATH]
+    assert panel.sidebar_title == "Alto"
+    assert panel.require_admin is False
+    custom = panel.config["_panel_custom"]
+    assert custom["name"] == "alto-panel"
+    assert custom["module_url"].startswith(f"{STATIC_URL}/alto-panel.js?v=")
+
+    client = await hass_client()
+    response = await client.get(custom["module_url"])
+    assert response.status == 200
+    assert 'customElements.define("alto-panel"' in await response.text()
+
+
+async def test_panel_strings_come_from_the_translations(ana: Person) -> None:
+    """The panel's strings are the `panel_` keys of `common`, without the prefix."""
+    strings = await ana.ok(type="alto/strings", language="en")
+    assert strings["memories"] == "Memories"
+    assert strings["said_by"] == "Said by {name}"
+    assert all(not key.startswith("panel_") for key in strings)
+
+
+# -- what each user sees --------------------------------------------------------------------------
+async def test_each_user_sees_household_and_only_their_own_private_memories(
+    ana: Person, bob: Person
+) -> None:
+    """Household memories for both, each one's private memories for that one only."""
+    shared_id = await _remember(ana, SHARED, owner=HOUSEHOLD)
+    ana_id = await _remember(ana, ANA_SECRET)
+    bob_id = await _remember(bob, BOB_SECRET)
+
+    ana_view, bob_view = await ana.view(), await bob.view()
+    assert _quotes(ana_view) == {SHARED, ANA_SECRET}
+    assert _quotes(bob_view) == {SHARED, BOB_SECRET}
+    # Newest first; who said it by display name, never a user id.
+    assert [m["id"] for m in bob_view["memories"]] == [bob_id, shared_id]
+    mine, shared = bob_view["memories"]
+    assert (mine["scope"], mine["owner"], mine["actor"]) == ("private", "Bob", "Bob")
+    assert (shared["scope"], shared["owner"], shared["actor"]) == ("household", None, "Ana")
+    assert mine["source"]["type"] == "service"
+    assert mine["source"]["when"] is not None
+    assert (mine["status"], mine["superseded_by"], mine["kind"]) == ("current", None, "explicit")
+    for view in (ana_view, bob_view):
+        assert ana.user.id not in str(view["memories"])
+        assert bob.user.id not in str(view["memories"])
+    assert ana_id not in {m["id"] for m in bob_view["memories"]}
+
+
+async def test_recall_searches_only_what_the_caller_may_see(ana: Person, bob: Person) -> None:
+    """Bob's search never finds Ana's private memory; a query passes admission as in the service."""
+    await _remember(ana, ANA_SECRET)
+    bob_id = await _remember(bob, BOB_SECRET)
+
+    found = await bob.ok(type="alto/recall", query="bike lock pin", limit=10)
+    assert [m["id"] for m in found["memories"]] == [bob_id]
+    assert found["memories"][0]["actor"] == "Bob"
+    refused = await bob.command(type="alto/recall", query="bad\x00query")
+    assert not refused["success"]
+    assert refused["error"]["translation_key"] == "query_refused"
+
+
+async def test_a_user_cannot_forget_or_write_another_users_memories(
+    ana: Person, bob: Person
+) -> None:
+    """Forget and remember-for-someone-else are refused as the services refuse them."""
+    ana_id = await _remember(ana, ANA_SECRET)
+
+    forget = await bob.command(type="alto/forget", memory_id=ana_id)
+    assert not forget["success"]
+    assert forget["error"]["translation_placeholders"] == {"reason": "not_visible"}
+    as_ana = await bob.command(type="alto/remember", text="Ana owes Bob money.", owner=ana.user.id)
+    assert not as_ana["success"]
+    assert as_ana["error"]["code"] == "unauthorized"
+    assert _quotes(await ana.view()) == {ANA_SECRET}
+
+    # The owner forgets it: gone from her view.
+    assert (await ana.ok(type="alto/forget", memory_id=ana_id))["forgotten"] == [ana_id]
+    assert (await ana.view())["memories"] == []
+
+
+async def test_only_an_administrator_qualifies_purges_and_sees_the_admin_section(
+    hass: HomeAssistant, ana: Person, bob: Person
+) -> None:
+    """Qualify and purge are administrator services; the admin section is only in Ana's view."""
+    await _remember(bob, BOB_SECRET)
+    await _remember(bob, "I am learning the cello.")
+
+    bob_view = await bob.view()
+    assert bob_view["admin"] is None
+    assert bob_view["viewer"] == {"name": "Bob", "is_admin": False}
+    for message in ({"type": "alto/qualify"}, {"type": "alto/purge", "owner": bob.user.id}):
+        refused = await bob.command(**message)
+        assert not refused["success"]
+        assert refused["error"]["code"] == "unauthorized"
+
+    admin = (await ana.view())["admin"]
+    assert admin["qualified"] is False
+    assert admin["effective_mode"] == "source_text"
+    assert admin["model_digest"] == memory(hass).model_digest
+    counts = {user["name"]: user["private_memories"] for user in admin["users"]}
+    assert (counts["Ana"], counts["Bob"]) == (0, 2)
+
+    purged = await ana.ok(type="alto/purge", owner=bob.user.id)
+    assert len(purged["forgotten"]) == 2
+    assert (await bob.view())["memories"] == []
+    counts = {u["name"]: u["private_memories"] for u in (await ana.view())["admin"]["users"]}
+    assert (counts["Ana"], counts["Bob"]) == (0, 0)
+
+
+async def test_qualify_reports_the_verdict_without_the_raw_answers(ana: Person) -> None:
+    """The panel gets the verdict; the 25 raw answers stay in the service response."""
+    result = await ana.ok(type="alto/qualify")
+    assert "answers" not in result
+    assert {"passed", "recorded", "cases", "failed", "model_digest", "processor_digest"} <= set(
+        result
+    )
+    assert result["cases"] == 25
+
+
+# -- live updates ---------------------------------------------------------------------------------
+async def _next_view(person: Person, subscription: int) -> dict[str, Any]:
+    message = await asyncio.wait_for(person.ws.receive_json(), 10)
+    assert (message["id"], message["type"]) == (subscription, "event"), message
+    return dict(message["event"])
+
+
+async def _nothing_arrives(hass: HomeAssistant, person: Person) -> None:
+    await hass.async_block_till_done()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(person.ws.receive_json(), 0.3)
+
+
+async def test_subscription_follows_the_viewers_memory_and_nothing_else(
+    hass: HomeAssistant, ana: Person, bob: Person
+) -> None:
+    """A new view on every change Bob can see, none for Ana's private one, none after."""
+    await bob.ws.send_json_auto_id({"type": "alto/subscribe"})
+    subscribed = await bob.ws.receive_json()
+    assert subscribed["success"]
+    subscription = subscribed["id"]
+    assert (await _next_view(bob, subscription))["memories"] == []
+
+    bob_id = await _remember(bob, BOB_SECRET)
+    assert _quotes(await _next_view(bob, subscription)) == {BOB_SECRET}
+
+    # Ana's private memory changes nothing Bob sees: he is sent nothing.
+    await _remember(ana, ANA_SECRET)
+    await _nothing_arrives(hass, bob)
+
+    await _remember(ana, SHARED, owner=HOUSEHOLD)
+    assert _quotes(await _next_view(bob, subscription)) == {BOB_SECRET, SHARED}
+
+    await bob.ok(type="alto/forget", memory_id=bob_id)
+    assert _quotes(await _next_view(bob, subscription)) == {SHARED}
+
+    await bob.ok(type="unsubscribe_events", subscription=subscription)
+    await _remember(ana, "The plumber comes on Friday.", owner=HOUSEHOLD)
+    await _nothing_arrives(hass, bob)
+
+
+# -- recent thoughts and intents ------------------------------------------------------------------
+def _intent(verdict: str, user_id: str | None, span: str) -> dict[str, Any]:
+    return {
+        "verdict": verdict,
+        "span": span,
+        "entity_id": "light.kitchen",
+        "service": "turn_on",
+        "tier": "autonomous",
+        "reason": None,
+        "conversation_id": "c1",
+        "user_id": user_id,
+    }
+
+
+async def test_intents_show_to_their_speaker_and_voice_turns_to_everyone(
+    hass: HomeAssistant, setup_alto: MockConfigEntry, ana: Person, bob: Person
+) -> None:
+    """Each user sees the intents of their own turns and of turns without a user."""
+    signal = signal_intent(setup_alto.entry_id)
+    async_dispatcher_send(hass, signal, _intent("executed", ana.user.id, "kitchen light on"))
+    async_dispatcher_send(hass, signal, _intent("refused", bob.user.id, "open the safe"))
+    async_dispatcher_send(hass, signal, _intent("declined", None, "unlock the door"))
+
+    bob_intents = (await bob.view())["intents"]
+    assert [(i["span"], i["verdict"], i["user"]) for i in bob_intents] == [
+        ("unlock the door", "declined", None),
+        ("open the safe", "refused", "Bob"),
+    ]
+    ana_spans = [i["span"] for i in (await ana.view())["intents"]]
+    assert ana_spans == ["unlock the door", "kitchen light on"]
+
+
+async def test_a_thought_shows_only_to_whom_its_memories_belong_and_goes_with_them(
+    hass: HomeAssistant, setup_alto: MockConfigEntry, ana: Person, bob: Person
+) -> None:
+    """A thought quoting Ana's private memory is hers alone, and forgetting it removes it."""
+    ana_id = await _remember(ana, ANA_SECRET)
+    shared_id = await _remember(ana, SHARED, owner=HOUSEHOLD)
+    thoughts = setup_alto.runtime_data.thoughts
+    signal = signal_thought(setup_alto.entry_id)
+    for source, text in ((ana_id, "I remember your bike lock pin."), (shared_id, "Bins go out.")):
+        thoughts.last = SurfaceOutcome("surfaced", text, [str(source)], [], 1)
+        async_dispatcher_send(hass, signal)
+    thoughts.last = SurfaceOutcome("dropped", "an unverified render", [str(shared_id)], ["echo"], 2)
+    async_dispatcher_send(hass, signal)
+
+    seen = [(t["verdict"], t["thought"]) for t in (await ana.view())["thoughts"]]
+    assert seen == [
+        ("dropped", None),  # a dropped render is never shown as a thought
+        ("surfaced", "Bins go out."),
+        ("surfaced", "I remember your bike lock pin."),
+    ]
+    assert [t["thought"] for t in (await bob.view())["thoughts"]] == [None, "Bins go out."]
+
+    await ana.ok(type="alto/forget", memory_id=ana_id)
+    assert [t["thought"] for t in (await ana.view())["thoughts"]] == [None, "Bins go out."]
+
+
+# -- how a memory is shown ------------------------------------------------------------------------
+def _row(row_id: int, text: str, **fields: Any) -> Row:
+    values: dict[str, Any] = {
+        "kind": 3,
+        "owner": "u1",
+        "scope": "u1",
+        "actor": "u1",
+        "source_id": "conversation/0123456789abcdef0123456789abcdef/01J0000000ABCDEFGHJKMNPQRS",
+        "source_version": 1,
+        "offset": 0,
+        "length": len(text.encode()),
+        **fields,
+    }
+    return Row(id=row_id, document=text, **values)
+
+
+def test_a_correction_names_what_it_replaced_and_the_old_one_says_by_what() -> None:
+    """Status and both directions of a correction."""
+    old = _row(1, "The dentist is on Monday.", status="superseded")
+    new = _row(2, "The dentist is on Tuesday.", kind=4, target=1)
+    shown = memories_view([old, new], {"u1": "Ana"})
+    assert [(m["id"], m["status"], m["superseded_by"], m["replaces"]) for m in shown] == [
+        (2, "current", None, 1),
+        (1, "superseded", 2, None),
+    ]
+    assert [m["kind"] for m in shown] == ["correction", "assertion"]
+
+
+def test_unknown_speaker_and_sources() -> None:
+    """An unknown speaker has no name; a source's time is its ULID's."""
+    (shown,) = memories_view([_row(1, "Hi.", actor="unknown", scope=HOUSEHOLD)], {})
+    assert (shown["actor"], shown["scope"]) == (None, "household")
+    turn = ulid_at_time(1_700_000_000.25)
+    assert source_of(f"conversation/0123456789abcdef0123/{turn}") == {
+        "type": "conversation",
+        "ref": "0123456789ab",
+        "when": 1_700_000_000_250,
+    }
+    assert source_of(f"todo/{turn}")["when"] == 1_700_000_000_250
+    assert source_of("todo/not-a-ulid") == {"type": "todo", "ref": None, "when": None}
