@@ -68,7 +68,7 @@ def build_state(n: int, d: int, rng: np.random.Generator) -> tuple[MemoryState, 
         Row(i, f"m{i}", "source", s, s, "unknown", f"s{i}", 1, 0, 8) for i, s in enumerate(scopes)
     ]
     state = MemoryState()
-    state.restore(rows, matrix.snapshot().blocks, 1)
+    state.restore(rows, matrix.snapshot().exact_blocks(), 1)
     return state, codes
 
 
@@ -85,9 +85,10 @@ class Anchor:
     def top_k(self, snapshot: Snapshot, queries: np.ndarray, k: int) -> np.ndarray:
         shifted = queries.view(np.uint8) ^ 0x80  # q + 128, undone by the zero point
         out = np.empty((len(queries), len(snapshot)), dtype=np.int32)
-        for first, block, _sums in snapshot.spans():
-            feed = {"A": shifted, "C": block, "Z": self._zero}
-            out[:, first : first + block.shape[1]] = self._session.run(None, feed)[0]
+        for block in snapshot.blocks:
+            feed = {"A": shifted, "C": block.codes, "Z": self._zero}
+            scored = self._session.run(None, feed)[0]
+            out[:, block.first : block.first + block.width] = scored[:, : block.width]
         return np.argpartition(out, len(snapshot) - k, axis=1)[:, -k:]
 
 

@@ -245,3 +245,22 @@ def test_the_process_shares_one_scorer() -> None:
     assert isinstance(scorer, scoring.OnnxScorer)  # installed with chromadb
     if has_vnni():
         assert scorer.form == "offset"
+
+
+def test_a_snapshot_scores_only_its_rows_while_the_matrix_grows(scorer: scoring.Scorer) -> None:
+    """Rows appended into the snapshot's last block after it was taken are not its rows."""
+    rng = np.random.default_rng(8)
+    codes = rng.integers(-127, 128, size=(40, 24), dtype=np.int8)
+    ids = random_ids(rng, 40)
+    matrix = CodeMatrix(24, block_rows=32)
+    matrix.append(codes[:21], ids[:21], np.zeros(21))
+    older = matrix.snapshot()
+    matrix.append(codes[21:], ids[21:], np.zeros(19))  # fills older's last block in place
+    queries = codes[:3]
+    assert older.blocks[-1].width == 21 < older.blocks[-1].codes.shape[1]
+    expected = selection.top_k_batch(codes[:21], ids[:21], queries, 50)
+    assert scoring.top_k_batch(older, queries, 50, scorer=scorer) == expected
+    newer = matrix.snapshot()
+    assert scoring.top_k_batch(newer, queries, 50, scorer=scorer) == selection.top_k_batch(
+        codes, ids, queries, 50
+    )

@@ -16,7 +16,9 @@ import pytest
 from custom_components.alto.memory.intake import remember
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.pipeline import IntakeInput
+from custom_components.alto.memory.reasons import Refusal
 from custom_components.alto.memory.records import Mutation
+from custom_components.alto.memory.references import select_references
 from custom_components.alto.memory.store import MemoryStore
 
 from .conftest import USER_A, USER_B, FakeModel, fake_embed
@@ -151,3 +153,24 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
     finally:
         server.terminate()
         await asyncio.wait_for(server.wait(), 10)
+
+
+async def test_turn_references_equal_the_reference_selection(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    """Scored through `scoring` over the resident matrix, selected exactly as the reference."""
+    await intake(many(24), store, journal, model)
+    secret = IntakeInput("My diary code is 1234.", "p/a", owner=USER_A, scope=USER_A, actor=USER_A)
+    await intake([secret], store, journal, model)
+    for text in ("bins Tuesday", "diary code", "peanuts Anna"):
+        query = await codes_for(text)
+        for viewer in (None, USER_A, USER_B):
+            rows = store.state.visible(viewer)
+            expected = select_references(rows, store.state.codes(rows), query)
+            assert store.references(query, viewer) == expected
+    rows = store.state.visible(USER_A)
+    required = [rows[3].id, rows[0].id]
+    expected = select_references(rows, store.state.codes(rows), query, required=required)
+    assert store.references(query, USER_A, required) == expected
+    private = next(row.id for row in rows if row.scope == USER_A)
+    assert isinstance(store.references(query, USER_B, [private]), Refusal)  # not USER_B's

@@ -90,7 +90,7 @@ class Checkpoint:
         rows = [state.get(row_id) for row_id in snapshot.ids.tolist()]
         table = [[getattr(row, name) for name in ROW_FIELDS] for row in rows]
         parts: list[bytes | memoryview] = [snapshot.ids.astype("<i8").tobytes()]
-        parts += [memoryview(block) for block in snapshot.blocks]
+        parts += [memoryview(block) for block in snapshot.exact_blocks()]
         parts.append(canonical_json(table).encode("utf-8"))
         digest = hashlib.sha256()
         for part in parts:

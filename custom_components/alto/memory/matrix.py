@@ -2,20 +2,22 @@
 
 Selection multiplies query codes ``[q, d]`` by the stored codes transposed, ``[d, n]``: that is
 the right-hand operand onnxruntime's ``MatMulInteger`` reads, and numpy's matmul reads it
-contiguously too. So the codes are kept transposed, in blocks of ``BLOCK_ROWS`` columns: every
-block is one contiguous array a scorer hands to the library without a copy, and an append copies
-at most one block (the partial last block is replaced by a longer copy), never the whole matrix.
-This matrix is the only copy of the codes in the process; nothing float is kept.
+contiguously too. So the codes are kept transposed, in blocks of ``BLOCK_ROWS`` columns, each one
+contiguous array a scorer hands to the library without a copy. This matrix is the only copy of
+the codes in the process; nothing float is kept.
 
-A ``Snapshot`` is an immutable view of the matrix at one moment. Full blocks never change, and
-the last block, the ids and the tags are replaced rather than written where a snapshot can see
-them, so a reader keeps using its snapshot while a writer appends or retags. ``origin`` names the
-matrix a snapshot came from: two snapshots of the same origin agree on every row the shorter one
-has, which lets a device copy upload only the rows it lacks.
+Appends write in place, past every row a snapshot shows, so a ``Snapshot`` is immutable without
+copying anything: nothing it shows is ever written again. The last block grows geometrically (a
+reallocation copies it; older snapshots keep the old array), so an append costs its own rows,
+amortized, at any matrix size, and full blocks never move. A snapshot's last block may be wider
+than the rows it holds: a scorer scores the whole block and the caller keeps the first ``width``
+columns (rows appended meanwhile are not the snapshot's). ``origin`` names the matrix a snapshot
+came from: two snapshots of one origin agree on every row the shorter one has, which lets a
+device copy upload only the rows it lacks.
 
 Tags are opaque integers the owner filters on (``records.MemoryState`` keeps scope and status in
 them), so a scoped selection is a vectorized mask instead of a walk over row objects. Each block
-also carries the sum of every row's codes (int32), which a scorer that offsets the query needs:
+also carries each row's code sum (int32), which a scorer that offsets the query needs:
 ``(q + 128) . c - 128 * sum(c) = q . c``.
 """
 
@@ -29,30 +31,37 @@ import numpy as np
 
 from .selection import CODE_MAX, validate_rows
 
-# 16,384 rows of 768 codes are 12 MiB: few library calls per query (one per block), and a small
-# copy when an append replaces the partial last block.
+# 16,384 rows of 768 codes are 12 MiB: few library calls per query (one per block).
 BLOCK_ROWS = 16_384
+_MIN_CAPACITY = 64  # columns of a new last block
 
 _origins = itertools.count(1)
 
 
 def _frozen[A: np.ndarray](array: A) -> A:
-    array.flags.writeable = False
-    return array
+    """A read-only view: the owner keeps writing (past what the view's holder uses) through
+    its own reference."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Rows ``first .. first + width - 1`` as columns of an int8 ``[dim, capacity]`` array."""
+
+    codes: np.ndarray
+    sums: np.ndarray  # int32 [capacity]: each column's codes summed
+    first: int
+    width: int
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Rows ``0..n-1`` of a matrix: codes by block, ids and tags, all read-only.
-
-    Block ``i`` holds rows ``i * block_rows ...`` as an int8 ``[dim, rows]`` C-contiguous array;
-    every block but the last has exactly ``block_rows`` columns. ``sums[i]`` is int32 ``[rows]``,
-    each row's codes summed.
-    """
+    """Rows ``0 .. n - 1`` of a matrix: codes by block, ids and tags, all read-only."""
 
     dim: int
-    blocks: tuple[np.ndarray, ...]
-    sums: tuple[np.ndarray, ...]
+    blocks: tuple[Block, ...]
     ids: np.ndarray
     tags: np.ndarray
     origin: int
@@ -61,13 +70,6 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def spans(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(first row, block, its row sums) of every block, in row order."""
-        return [
-            (i * self.block_rows, block, sums)
-            for i, (block, sums) in enumerate(zip(self.blocks, self.sums, strict=True))
-        ]
-
     def take(self, positions: np.ndarray) -> np.ndarray:
         """Row-major int8 ``[len(positions), dim]`` codes of the rows at ``positions``."""
         positions = np.asarray(positions, dtype=np.int64)
@@ -75,12 +77,18 @@ class Snapshot:
         which = positions // self.block_rows
         for index in np.unique(which).tolist():
             chosen = which == index
-            out[chosen] = self.blocks[index][:, positions[chosen] % self.block_rows].T
+            columns = positions[chosen] % self.block_rows
+            out[chosen] = self.blocks[index].codes[:, columns].T
         return out
 
-    def rows(self, start: int = 0) -> np.ndarray:
-        """Row-major codes of rows ``start..n-1`` (a copy: for uploads and rebuilds)."""
-        return self.take(np.arange(start, len(self)))
+    def exact_blocks(self) -> list[np.ndarray]:
+        """Every block cut to its rows (only a wider last block is copied): for checkpoints."""
+        return [
+            block.codes
+            if block.width == block.codes.shape[1]
+            else np.ascontiguousarray(block.codes[:, : block.width])
+            for block in self.blocks
+        ]
 
 
 class CodeMatrix:
@@ -91,7 +99,7 @@ class CodeMatrix:
             raise ValueError("dim and block_rows must be positive")
         self._dim = dim
         self._block_rows = block_rows
-        self._blocks: list[np.ndarray] = []
+        self._codes: list[np.ndarray] = []  # [dim, capacity] per block, written in place
         self._sums: list[np.ndarray] = []
         # ids and tags grow by doubling; a snapshot holds a prefix, and appends write past it.
         self._ids = np.zeros(0, dtype=np.int64)
@@ -120,23 +128,33 @@ class CodeMatrix:
             self._tags = _grown(self._tags, self._n, end)
         self._ids[self._n : end] = ids
         self._tags[self._n : end] = tags
-        self._append_codes(codes)
-        self._n = end
-
-    def _append_codes(self, codes: np.ndarray) -> None:
         done = 0
         while done < len(codes):
-            filled = self._n + done
-            start = filled % self._block_rows
-            part = codes[done : done + self._block_rows - start]
-            block = np.empty((self._dim, start + len(part)), dtype=np.int8)
-            if start:  # extend the partial last block in a new array: snapshots keep the old one
-                block[:, :start] = self._blocks.pop()
-                self._sums.pop()
-            block[:, start:] = part.T
-            self._blocks.append(_frozen(block))
-            self._sums.append(_row_sums(block))
-            done += len(part)
+            done += self._fill(codes[done:], self._n + done)
+        self._n = end
+
+    def _fill(self, codes: np.ndarray, filled: int) -> int:
+        """Write as many of ``codes`` as the block holding row ``filled`` takes; how many."""
+        start = filled % self._block_rows
+        count = min(len(codes), self._block_rows - start)
+        if start == 0:
+            self._codes.append(np.zeros((self._dim, 0), dtype=np.int8))
+            self._sums.append(np.zeros(0, dtype=np.int32))
+        if start + count > self._codes[-1].shape[1]:
+            self._reallocate(start, start + count)
+        part = codes[:count]
+        self._codes[-1][:, start : start + count] = part.T
+        self._sums[-1][start : start + count] = part.sum(axis=1, dtype=np.int32)
+        return count
+
+    def _reallocate(self, kept: int, needed: int) -> None:
+        """A wider last block: a new array (snapshots keep the old one) with ``kept`` columns."""
+        capacity = min(self._block_rows, max(needed, 2 * self._codes[-1].shape[1], _MIN_CAPACITY))
+        codes = np.zeros((self._dim, capacity), dtype=np.int8)
+        sums = np.zeros(capacity, dtype=np.int32)
+        codes[:, :kept] = self._codes[-1][:, :kept]
+        sums[:kept] = self._sums[-1][:kept]
+        self._codes[-1], self._sums[-1] = codes, sums
 
     def retag(self, positions: np.ndarray, tags: np.ndarray) -> None:
         """Set the tags of rows at ``positions``, in a new array (snapshots keep the old tags)."""
@@ -146,10 +164,18 @@ class CodeMatrix:
 
     def snapshot(self) -> Snapshot:
         """The matrix as it is now; later appends and retags do not change it."""
+        blocks = tuple(
+            Block(
+                codes=_frozen(codes),
+                sums=_frozen(sums),
+                first=index * self._block_rows,
+                width=min(self._block_rows, self._n - index * self._block_rows),
+            )
+            for index, (codes, sums) in enumerate(zip(self._codes, self._sums, strict=True))
+        )
         return Snapshot(
             dim=self._dim,
-            blocks=tuple(self._blocks),
-            sums=tuple(self._sums),
+            blocks=blocks,
             ids=_frozen(self._ids[: self._n]),
             tags=_frozen(self._tags[: self._n]),
             origin=self.origin,
@@ -164,8 +190,8 @@ class CodeMatrix:
         tags: np.ndarray,
         block_rows: int = BLOCK_ROWS,
     ) -> CodeMatrix:
-        """A matrix that adopts ``blocks`` (``Snapshot.blocks`` of some matrix, e.g. read back
-        from a checkpoint) without copying them; they must not be written afterwards."""
+        """A matrix that adopts ``blocks`` (``Snapshot.exact_blocks`` of some matrix, e.g. read
+        back from a checkpoint) without copying them; they must not be written afterwards."""
         if not blocks:
             raise ValueError("a matrix from blocks needs at least one block")
         dim = blocks[0].shape[0]
@@ -180,16 +206,13 @@ class CodeMatrix:
         if sum(widths) != len(ids) or np.shape(tags) != np.shape(ids):
             raise ValueError("one id and one tag per row")
         matrix = cls(dim, block_rows)
-        matrix._blocks = [_frozen(np.ascontiguousarray(block)) for block in blocks]
-        matrix._sums = [_row_sums(block) for block in matrix._blocks]
+        # Full to capacity: the next append reallocates the last block instead of writing it.
+        matrix._codes = [np.ascontiguousarray(block) for block in blocks]
+        matrix._sums = [block.sum(axis=0, dtype=np.int32) for block in matrix._codes]
         matrix._ids = np.array(ids, dtype=np.int64)
         matrix._tags = np.array(tags, dtype=np.int32)
         matrix._n = len(ids)
         return matrix
-
-
-def _row_sums(block: np.ndarray) -> np.ndarray:
-    return _frozen(block.sum(axis=0, dtype=np.int32))
 
 
 def _grown[A: np.ndarray](array: A, filled: int, needed: int) -> A:

@@ -306,6 +306,10 @@ class MemoryState:
         """The row with this id, if stored."""
         return self._rows.get(row_id)
 
+    def rows_of(self, ids: Iterable[int]) -> list[Row]:
+        """The stored rows with these ids, in their order (KeyError for an id not stored)."""
+        return [self._rows[row_id] for row_id in ids]
+
     def rows(self) -> list[Row]:
         """Every stored row, current or superseded, in object-id order."""
         if self._ordered is None:

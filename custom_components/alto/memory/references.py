@@ -74,6 +74,21 @@ def select_references(
     `required` lists object ids that must come first, in order; each must be among `rows`.
     """
     row_scores = scores(codes, query_codes).tolist() if len(rows) else []
+    return select_scored(
+        rows, row_scores, required=required, max_refs=max_refs, max_bytes=max_bytes
+    )
+
+
+def select_scored(
+    rows: Sequence[Row],
+    row_scores: Sequence[int],
+    *,
+    required: Sequence[int] = (),
+    max_refs: int = MAX_REFERENCES,
+    max_bytes: int = MAX_REFERENCE_BYTES,
+) -> tuple[Reference, ...] | Refusal:
+    """`select_references` given each row's exact integer score (e.g. from `scoring`), in any
+    row order: the selection depends on scores and ids only."""
     score_of = {row.id: int(score) for row, score in zip(rows, row_scores, strict=True)}
     by_id = {row.id: row for row in rows}
     chosen: list[Reference] = []

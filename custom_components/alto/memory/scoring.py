@@ -236,8 +236,9 @@ def scores(snapshot: Snapshot, queries: np.ndarray, scorer: Scorer) -> np.ndarra
     row of ``snapshot``."""
     _check_queries(queries, snapshot)
     out = np.empty((len(queries), len(snapshot)), dtype=score_dtype(snapshot.dim))
-    for first, block, sums in snapshot.spans():
-        out[:, first : first + block.shape[1]] = scorer.block_scores(queries, block, sums)
+    for block in snapshot.blocks:  # a wider last block is scored whole: its first columns kept
+        scored = scorer.block_scores(queries, block.codes, block.sums)
+        out[:, block.first : block.first + block.width] = scored[:, : block.width]
     return out
 
 

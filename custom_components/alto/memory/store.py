@@ -44,8 +44,8 @@ from chromadb.config import Settings
 from .checkpoint import Checkpoint
 from .reasons import Refusal
 from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
-from .references import Reference, select_references
-from .scoring import Scorer, default_scorer, top_k
+from .references import Reference, select_scored
+from .scoring import Scorer, default_scorer, scores, top_k
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -108,8 +108,9 @@ class MemoryStore:
     def _open(self) -> None:
         found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
         applied = int(found["metadatas"][0]["applied"]) if found["ids"] else 0
+        # Chroma is not asked for its row count: that loads its whole HNSW index into memory.
         restored = self._checkpoint.load(applied) if self._checkpoint and applied else None
-        if restored is not None and len(restored.state) == self._rows.count():
+        if restored is not None:
             self.state, self._saved = restored.state, restored.saved
             if restored.deleted or applied - restored.saved >= CHECKPOINT_EVERY:
                 self._save_checkpoint()
@@ -219,11 +220,16 @@ class MemoryStore:
     def references(
         self, query_codes: np.ndarray, viewer: str | None, required: Sequence[int] = ()
     ) -> tuple[Reference, ...] | Refusal:
-        """The turn's reference selection (`references.select_references`) for `viewer`."""
+        """The turn's reference selection (`references.select_references`) for `viewer`, scored
+        by `scoring` over the resident matrix."""
         with self._lock:
-            rows = self.state.visible(viewer)
-            codes = self.state.codes(rows)
-        return select_references(rows, codes, query_codes, required=required)
+            snapshot = self.state.snapshot()
+            if snapshot is None:
+                return select_scored([], [], required=required)
+            positions = np.flatnonzero(self.state.visibility(viewer)(snapshot))
+            rows = self.state.rows_of(snapshot.ids[positions].tolist())
+        row_scores = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
+        return select_scored(rows, row_scores[positions].tolist(), required=required)
 
     def recall(
         self, query_codes: np.ndarray, viewer: str | None, limit: int
