@@ -63,6 +63,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         client=client,
         model=settings.action_model,
         keep_alive=settings.keep_alive,
+        num_ctx=settings.num_ctx,
         timeout=settings.request_timeout,
         tiers=settings.consent,
     )

@@ -105,6 +105,7 @@ class ActionOrgan:
         client: ollama.AsyncClient,
         model: str,
         keep_alive: str,
+        num_ctx: int,
         timeout: float,
         tiers: Mapping[str, str],
     ) -> None:
@@ -115,6 +116,7 @@ class ActionOrgan:
         self._client = client
         self._model = model
         self._keep_alive = keep_alive
+        self._num_ctx = num_ctx
         self._timeout = timeout
         self._tiers = dict(tiers)
         self._pending: dict[str, _Pending] = {}
@@ -217,6 +219,7 @@ class ActionOrgan:
                     area=self.index.area_of_device(turn.device_id),
                     registry=self.index.registry,
                     keep_alive=self._keep_alive,
+                    num_ctx=self._num_ctx,
                 )
         except Exception as err:  # noqa: BLE001 - any executor failure ends the span, logged
             LOGGER.warning("Action executor call failed: %s", err)

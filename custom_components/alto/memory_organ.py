@@ -125,7 +125,7 @@ class MemoryOrgan:
         # One utterance is embedded for the turn's context, the Surfacer's recall and intake:
         # the model's answer for a text is kept for a few texts, so it is asked once.
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
-        self._call_model = call_model_for(client, settings.model)
+        self._call_model = call_model_for(client, settings.model, num_ctx=settings.num_ctx)
         self.model_digest: str | None = None
         self._store_behind = False  # a journaled write failed to reach the store
 

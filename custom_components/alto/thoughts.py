@@ -77,6 +77,7 @@ class ThoughtOrgan:
                 settings.surfacer_model,
                 keep_alive=settings.keep_alive,
                 timeout=settings.request_timeout,
+                num_ctx=settings.num_ctx,
             )
             surfacer = build_surfacer(
                 view, render, SurfacerOptions(recall=settings.surfacer_recall)

@@ -838,3 +838,18 @@ class TestSlowDevice:
         assert only(intents)["verdict"] == "executed"
         assert hass.states.get("lock.front_door").state == "unlocked"
         assert hass.states.get("binary_sensor.alto_model_available").state == "on"
+
+
+@pytest.mark.usefixtures("alto")
+async def test_every_call_to_the_chat_model_uses_one_context_window(
+    hass: HomeAssistant, script: Script
+) -> None:
+    """Executor and conversation send the same num_ctx: Ollama reloads a model when it changes."""
+    script.say("¤turn on the bed light¤¦I'll try.¦")
+    script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
+    await converse_and_settle(hass, "bed light")
+    windows = {
+        body["options"]["num_ctx"]
+        for body in [*script.executor_requests, *script.conversation_requests]
+    }
+    assert windows == {8192}

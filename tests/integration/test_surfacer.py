@@ -138,7 +138,9 @@ async def test_named_entity_surfaces_a_verified_thought(
 
     (render,) = renders(fake)
     assert render["model"] == CHAT_MODEL
-    assert render["options"] == RENDER_OPTIONS == {"temperature": 0.1, "num_predict": 160}
+    assert RENDER_OPTIONS == {"temperature": 0.1, "num_predict": 160}
+    # The chat model's one context window, as every call to it has: no reload between calls.
+    assert render["options"] == {**RENDER_OPTIONS, "num_ctx": 8192}
     assert render["messages"] == render_messages(ASKED, MARIA_PHRASE, [])
     assert render["messages"][0]["content"] == SYSTEM_INSTRUCTION
     assert f'Maria:\n- "{MARIA}"' in render["messages"][1]["content"]

@@ -26,11 +26,14 @@ async def test_adapters_speak_the_ollama_api(fake_ollama: FakeOllama) -> None:
     assert len(vectors) == 2 and len(vectors[0]) == fake_ollama.embed_dim
     fake_ollama.reply('[["Hi.","statement"]]')
     schema = {"type": "array", "prefixItems": []}
-    raw = await call_model_for(client, CHAT_MODEL)([{"role": "user", "content": "x"}], schema)
+    raw = await call_model_for(client, CHAT_MODEL, num_ctx=8192)(
+        [{"role": "user", "content": "x"}], schema
+    )
     assert raw == '[["Hi.","statement"]]'
     body = fake_ollama.chat_requests[-1]
     assert body["format"] == schema and body["stream"] is False and not body.get("tools")
     assert body["options"]["temperature"] == 0 and body["options"]["num_predict"] == 4096
+    assert body["options"]["num_ctx"] == 8192  # the turn's window: no reload between calls
 
 
 async def test_intake_through_the_wire(
@@ -52,7 +55,7 @@ async def test_intake_through_the_wire(
         store=store,
         journal=journal,
         embed=embed_for(client, EMBED_MODEL),
-        call_model=call_model_for(client, CHAT_MODEL),
+        call_model=call_model_for(client, CHAT_MODEL, num_ctx=8192),
         model_digest=digest,
         table=table,
     )

@@ -490,28 +490,29 @@ async def test_render_is_one_plain_non_streamed_chat_call(
     fake_ollama: FakeOllama, client: ollama.AsyncClient
 ) -> None:
     fake_ollama.reply("I remember Anna is allergic to peanuts.")
-    render = render_for(client, CHAT_MODEL, keep_alive="300s", timeout=5)
+    render = render_for(client, CHAT_MODEL, keep_alive="300s", timeout=5, num_ctx=4096)
     messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
     assert await render(messages) == "I remember Anna is allergic to peanuts."
     [body] = fake_ollama.chat_requests
     assert body["model"] == CHAT_MODEL and body["messages"] == messages
     assert body["stream"] is False and body["keep_alive"] == "300s"
     assert not body.get("tools") and not body.get("format")
-    assert body["options"] == RENDER_OPTIONS and body["options"]["temperature"] <= 0.2
+    assert body["options"] == {**RENDER_OPTIONS, "num_ctx": 4096}
+    assert body["options"]["temperature"] <= 0.2
 
 
 async def test_render_times_out_and_propagates_errors(
     fake_ollama: FakeOllama, client: ollama.AsyncClient
 ) -> None:
     fake_ollama.reply(ChatReply.text("late", delay_s=1.0))
-    render = render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0.1)
+    render = render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0.1, num_ctx=4096)
     with pytest.raises(TimeoutError):
         await render([{"role": "user", "content": "go"}])
     fake_ollama.reply(ChatReply(status=500))
     with pytest.raises(ollama.ResponseError):
-        await render_for(client, CHAT_MODEL, keep_alive="60s", timeout=5)(
+        await render_for(client, CHAT_MODEL, keep_alive="60s", timeout=5, num_ctx=4096)(
             [{"role": "user", "content": "go"}]
         )
     with pytest.raises(ValueError):
-        render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0)
+        render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0, num_ctx=4096)
     await asyncio.sleep(0)

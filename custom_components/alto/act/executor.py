@@ -21,6 +21,7 @@ async def propose(
     area: str | None,
     registry: Registry,
     keep_alive: str,
+    num_ctx: int,
 ) -> Proposal | GuardRefusal | None:
     """The model's proposal for `span` (None for "nothing to do"); model errors propagate."""
     response = await client.chat(
@@ -29,6 +30,7 @@ async def propose(
         format=proposal_schema(registry),
         stream=False,
         keep_alive=keep_alive,
-        options={"temperature": 0},
+        # The same context window as every call to this model: Ollama reloads on a change.
+        options={"temperature": 0, "num_ctx": num_ctx},
     )
     return parse_proposal(response.message.content or "")

@@ -2,7 +2,9 @@
 
 `call_model_for` makes one non-streaming `/api/chat` call per request with the schema as
 `format`, greedy sampling (temperature 0, fixed seed) and at most 4,096 generated tokens (the
-seed's 4,096-tick bound; the 4,096-byte response bound is the parser's). No tools are passed.
+seed's 4,096-tick bound; the 4,096-byte response bound is the parser's), with the context window
+every other call to the same model uses (Ollama reloads a model whenever `num_ctx` changes). No
+tools are passed.
 `embed_for` calls `/api/embed`. `model_digest` reads the exact model digest from `/api/tags`,
 the model half of a qualified pair. Errors propagate: intake turns them into refusals.
 """
@@ -23,12 +25,13 @@ Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 _OPTIONS = {"temperature": 0, "seed": 0, "num_predict": 4096}
 
 
-def call_model_for(client: ollama.AsyncClient, model: str) -> CallModel:
+def call_model_for(client: ollama.AsyncClient, model: str, *, num_ctx: int) -> CallModel:
     """`call_model(messages, schema) -> raw response text` for `model`."""
+    options = {**_OPTIONS, "num_ctx": num_ctx}
 
     async def call_model(messages: list[Message], schema: Schema) -> str:
         response = await client.chat(
-            model=model, messages=messages, format=schema, options=_OPTIONS, stream=False
+            model=model, messages=messages, format=schema, options=options, stream=False
         )
         return response.message.content or ""
 

@@ -21,7 +21,7 @@ RENDER_OPTIONS = {"temperature": 0.1, "num_predict": 160}
 
 
 def render_for(
-    client: ollama.AsyncClient, model: str, *, keep_alive: str, timeout: float
+    client: ollama.AsyncClient, model: str, *, keep_alive: str, timeout: float, num_ctx: int
 ) -> Render:
     """`render(messages) -> the reply's text` for the small chat `model`."""
     if timeout <= 0:
@@ -33,7 +33,8 @@ def render_for(
                 model=model,
                 messages=messages,
                 stream=False,
-                options=dict(RENDER_OPTIONS),
+                # The same context window as every call to this model: no reload between them.
+                options={**RENDER_OPTIONS, "num_ctx": num_ctx},
                 keep_alive=keep_alive,
             )
         return response.message.content or ""
