@@ -11,6 +11,7 @@ error status, a slow answer, a stream cut mid-way or an error line mid-stream. `
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import math
@@ -53,6 +54,35 @@ class ChatReply:
         """A reply streamed in chunks of `chunk_size` characters."""
         chunks = [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
         return cls(chunks=chunks, **kwargs)
+
+    def as_reply_object(self) -> ChatReply:
+        """The same reply (failures, delays included) as Alto's JSON reply object."""
+        size = max((len(c) for c in self.chunks), default=4) or 4
+        text = reply_object("".join(self.chunks))
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        return dataclasses.replace(self, chunks=chunks)
+
+
+def wants_reply_object(body: dict[str, Any]) -> bool:
+    """A chat request constrained to Alto's reply object (the JSON channel's `format`)."""
+    schema = body.get("format")
+    return isinstance(schema, dict) and "speech" in schema.get("properties", {})
+
+
+def reply_object(text: str) -> str:
+    """A marker-scripted reply as the JSON object a constrained model would produce instead.
+
+    `¦…¦` spans become the speech (joined by one space), `¤…¤` spans the actions, the rest the
+    thought; a reply with no marker at all is all speech. Tests script one reply and it serves
+    either channel, as a model would answer either way.
+    """
+    speech = [s.strip() for s in re.findall("\u00a6(.*?)\u00a6", text, re.S)]
+    actions = [a.strip() for a in re.findall("\u00a4(.*?)(?:\u00a4|$)", text, re.S)]
+    thought = re.sub("\u00a6.*?\u00a6|\u00a4.*?(?:\u00a4|$)", " ", text, flags=re.S)
+    if not speech and not actions:
+        speech, thought = [text.strip()], ""
+    answer = {"speech": " ".join(s for s in speech if s), "actions": actions}
+    return json.dumps(answer | {"thought": " ".join(thought.split())}, ensure_ascii=False)
 
 
 type Predicate = Callable[[dict[str, Any]], bool]
@@ -218,6 +248,12 @@ class FakeOllama:
         )
 
     def _pick(self, body: dict[str, Any]) -> ChatReply:
+        reply = self._scripted(body)
+        if wants_reply_object(body) and reply.chunks and not "".join(reply.chunks).startswith("{"):
+            return reply.as_reply_object()
+        return reply
+
+    def _scripted(self, body: dict[str, Any]) -> ChatReply:
         if self.queue:
             return self.queue.popleft()
         for predicate, responder in self.rules:

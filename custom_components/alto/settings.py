@@ -60,11 +60,9 @@ class ReplyChannel(StrEnum):
 
 
 def reply_channel(option: str) -> ReplyChannel:
-    """The channel an option value means ("auto": see AUTO_CHANNEL)."""
-    return ReplyChannel(option) if option in ReplyChannel else AUTO_CHANNEL
-
-
-AUTO_CHANNEL = ReplyChannel.MARKERS
+    """The channel an option value means. "auto" is the JSON answer: constrained decoding holds
+    any Ollama model to it, while marks are only asked for (a small model ignores them)."""
+    return ReplyChannel(option) if option in ReplyChannel else ReplyChannel.JSON
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,7 +30,7 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from ..fake_ollama import ChatReply, FakeOllama, last_user_text
+from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 from .helpers import answered, converse_and_settle, speech
 
 EVENT = "alto_intent_captured"
@@ -61,6 +61,11 @@ def front_door_exposed(hass: HomeAssistant, alto: MockConfigEntry) -> None:
     async_expose_entity(hass, "conversation", "lock.front_door", True)
 
 
+def is_executor_call(body: dict[str, Any]) -> bool:
+    """The executor's request: a `format` schema that is not the reply's."""
+    return bool(body.get("format")) and not wants_reply_object(body)
+
+
 class Script:
     """Scripted model: proposals for the executor by span, replies for the conversation."""
 
@@ -69,8 +74,8 @@ class Script:
         self.fake = fake
         self.proposals: dict[str, ChatReply] = {}
         self.replies: deque[ChatReply] = deque()
-        fake.when(lambda body: bool(body.get("format")), self._propose)
-        fake.when(lambda body: not body.get("format"), self._reply)
+        fake.when(is_executor_call, self._propose)
+        fake.when(lambda body: not is_executor_call(body), self._reply)
 
     def propose(self, span: str, proposal: dict[str, Any] | str | ChatReply) -> None:
         """What the executor answers for the span `span`."""
@@ -99,12 +104,12 @@ class Script:
     @property
     def executor_requests(self) -> list[dict[str, Any]]:
         """The executor's requests (those with a `format` schema), in order."""
-        return [body for body in self.fake.chat_requests if body.get("format")]
+        return [body for body in self.fake.chat_requests if is_executor_call(body)]
 
     @property
     def conversation_requests(self) -> list[dict[str, Any]]:
         """The conversational requests (no `format`), in order."""
-        return [body for body in self.fake.chat_requests if not body.get("format")]
+        return [body for body in self.fake.chat_requests if not is_executor_call(body)]
 
 
 @pytest.fixture
@@ -731,10 +736,10 @@ async def test_read_span_gets_one_follow_up_with_the_state(
 
     assert speech(result) == "The air conditioner is cooling."
     bodies = script.fake.chat_requests
-    assert [bool(b.get("format")) for b in bodies] == [False, True, False]
+    assert [is_executor_call(b) for b in bodies] == [False, True, False]
     first, follow_up = bodies[0], bodies[2]
     assert not follow_up.get("tools")
-    assert not follow_up.get("format")
+    assert not is_executor_call(follow_up)
     new = [m for m in follow_up["messages"] if m not in first["messages"]]
     assert new, "the follow-up must add the read result"
     assert "cool" in json.dumps(new)

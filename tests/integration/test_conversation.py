@@ -10,6 +10,8 @@ from homeassistant.components.conversation import trace as conversation_trace
 from homeassistant.core import HomeAssistant
 from syrupy.assertion import SnapshotAssertion
 
+from custom_components.alto.channel.json_channel import SCHEMA
+
 from ..fake_ollama import FakeOllama
 from .helpers import converse, error_text, speech
 
@@ -65,15 +67,16 @@ async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: FakeOllama):
-    """The system prompt carries the persona, the marker rules and the time; options are set."""
+    """The prompt has the persona, JSON answer rules and time; the call is held to the schema."""
     hass.states.async_set("light.porch", "on", {"friendly_name": "Porch light"})
     await converse(hass, "hi")
     body = fake_ollama.chat_requests[-1]
     system = body["messages"][0]["content"]
     assert "Nobody has told you your name yet" in system
-    assert "¦" in system
-    assert "¤" in system
+    assert '"speech"' in system
+    assert "¦" not in system
     assert "Example 2" in system
+    assert body["format"] == SCHEMA
     assert "The current time is" in system
     assert body["keep_alive"] == "-1s"
     assert body["options"]["num_ctx"] == 8192
@@ -125,8 +128,8 @@ class TestFallbackOff:
 
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
-        """No plain-reply fallback; the assistant is called Pip."""
-        return {"plain_reply_fallback": False, "assistant_name": "Pip"}
+        """The marks channel without its plain-reply fallback; the assistant is called Pip."""
+        return {"reply_channel": "markers", "plain_reply_fallback": False, "assistant_name": "Pip"}
 
     @pytest.mark.usefixtures("setup_alto")
     async def test_unmarked_reply_is_not_spoken(self, hass: HomeAssistant, fake_ollama):
@@ -188,3 +191,34 @@ async def test_conversation_trace(
         if event["event_type"] == conversation.ConversationTraceEventType.AGENT_DETAIL
     ]
     assert details == snapshot
+
+
+class TestMarksChannel:
+    """The marks channel, chosen in the options."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """Speech and actions between marks."""
+        return {"reply_channel": "markers"}
+
+    @pytest.mark.usefixtures("setup_alto")
+    async def test_marks_protocol_and_no_format(self, hass: HomeAssistant, fake_ollama) -> None:
+        """The prompt teaches the marks, the call has no schema, and only speech is spoken."""
+        fake_ollama.reply("thinking ¦Hello there.¦ ¤turn on nothing¤")
+        result = await converse(hass, "hi")
+        body = fake_ollama.chat_requests[0]  # the conversational call; the executor's follows
+        assert "¦" in body["messages"][0]["content"]
+        assert "¤" in body["messages"][0]["content"]
+        assert "format" not in body
+        assert speech(result) == "Hello there."
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_json_reply_speaks_only_the_speech(hass: HomeAssistant, fake_ollama) -> None:
+    """The reply object's speech is spoken; its thought never is."""
+    fake_ollama.reply(
+        '{"speech": "It is 21 degrees.", "actions": [], "thought": "the sensor said 21"}'
+    )
+    result = await converse(hass, "how warm is it?")
+    assert speech(result) == "It is 21 degrees."
+    assert result.response.response_type.value == "query_answer"

@@ -27,7 +27,7 @@ from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.store import MemoryStore
 from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
 
-from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of
+from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of, wants_reply_object
 from .helpers import (
     COUNT,
     MARIA,
@@ -54,8 +54,8 @@ MARIA_CALL_2 = json.dumps([[3, MARIA], [1, "Maria"], [2, "walks the dog"]])
 
 
 def memory_calls(fake: FakeOllama) -> list[dict[str, Any]]:
-    """Every /api/chat request that carried a `format` schema (the memory model calls)."""
-    return [body for body in fake.chat_requests if "format" in body]
+    """Every /api/chat request with a `format` schema other than the reply's (memory calls)."""
+    return [b for b in fake.chat_requests if "format" in b and not wants_reply_object(b)]
 
 
 def script_maria(fake: FakeOllama, call_2: str = MARIA_CALL_2) -> None:
@@ -372,8 +372,8 @@ def memory_context(body: dict[str, Any]) -> str | None:
 
 
 def conversational(fake: FakeOllama) -> list[dict[str, Any]]:
-    """The requests without a `format` schema, in order."""
-    return [body for body in fake.chat_requests if "format" not in body]
+    """The conversational requests (no schema, or the reply's), in order."""
+    return [b for b in fake.chat_requests if "format" not in b or wants_reply_object(b)]
 
 
 async def test_turn_context_quotes_memories_with_actor_labels(
