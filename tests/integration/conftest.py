@@ -7,12 +7,13 @@ are in `helpers.py`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 import pytest
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import EVENT_CALL_SERVICE, Platform
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -30,7 +31,7 @@ from custom_components.alto.const import (
 from custom_components.alto.memory.qualification import record_qualification
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
-from .helpers import table_path
+from .helpers import EVENT, Script, table_path
 
 DEMO = "homeassistant.components.demo"
 
@@ -118,3 +119,24 @@ def qualified(hass: HomeAssistant, isolated_config: Path) -> Path:
     path = table_path(hass)
     record_qualification(path, digest_of(CHAT_MODEL), CHAT_MODEL, [])
     return path
+
+
+@pytest.fixture
+def script(fake_ollama: FakeOllama) -> Iterator[Script]:
+    """The scripted model; afterwards, no request of the test carried tools."""
+    scripted = Script(fake_ollama)
+    yield scripted
+    for body in fake_ollama.chat_requests:
+        assert not body.get("tools"), f"a chat request carried tools: {body.get('tools')}"
+
+
+@pytest.fixture
+def intents(hass: HomeAssistant) -> list[Event]:
+    """Every `alto_intent_captured` event."""
+    return async_capture_events(hass, EVENT)
+
+
+@pytest.fixture
+def front_door_exposed(hass: HomeAssistant, alto: MockConfigEntry) -> None:
+    """Locks are not exposed by default; expose the front door to Assist."""
+    async_expose_entity(hass, "conversation", "lock.front_door", True)

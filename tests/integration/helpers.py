@@ -9,11 +9,13 @@ background tasks too (the memory intake, a late Surfacer render).
 
 from __future__ import annotations
 
+import json
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from homeassistant.components import conversation
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import Context, Event, HomeAssistant
 from homeassistant.helpers import intent
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -23,6 +25,8 @@ from custom_components.alto.memory.profile import (
     STATEMENT_INSTRUCTION,
 )
 from custom_components.alto.memory_organ import MemoryOrgan
+
+from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 
 AGENT = "conversation.alto"
 COUNT = "sensor.alto_memory_count"
@@ -181,3 +185,92 @@ def is_call_1(body: dict[str, Any]) -> bool:
 def is_call_2(body: dict[str, Any]) -> bool:
     """Intake call 2 (classification)."""
     return "format" in body and body["messages"][0]["content"] == CLASSIFICATION_INSTRUCTION
+
+
+EVENT = "alto_intent_captured"
+
+
+# --- the action organ's model: scripted proposals and replies ---------------------------
+
+NONE = {"tool": "none"}
+EVENT_KEYS = {
+    "verdict",
+    "span",
+    "entity_id",
+    "service",
+    "tier",
+    "reason",
+    "conversation_id",
+    "user_id",
+}
+VERDICTS = {"executed", "refused", "awaiting_confirmation", "confirmed", "declined", "failed"}
+
+
+def is_executor_call(body: dict[str, Any]) -> bool:
+    """The executor's request: a `format` schema that is not the reply's."""
+    return bool(body.get("format")) and not wants_reply_object(body)
+
+
+class Script:
+    """Scripted model: proposals for the executor by span, replies for the conversation."""
+
+    def __init__(self, fake: FakeOllama) -> None:
+        """Answer the fake's executor requests from proposals, the rest from replies."""
+        self.fake = fake
+        self.proposals: dict[str, ChatReply] = {}
+        self.replies: deque[ChatReply] = deque()
+        fake.when(is_executor_call, self._propose)
+        fake.when(lambda body: not is_executor_call(body), self._reply)
+
+    def propose(self, span: str, proposal: dict[str, Any] | str | ChatReply) -> None:
+        """What the executor answers for the span `span`."""
+        if isinstance(proposal, dict):
+            proposal = json.dumps(proposal)
+        self.proposals[span] = ChatReply.text(proposal) if isinstance(proposal, str) else proposal
+
+    def say(self, *replies: str | ChatReply) -> None:
+        """Queue the model's raw conversational outputs, in order."""
+        for reply in replies:
+            self.replies.append(ChatReply.text(reply) if isinstance(reply, str) else reply)
+
+    def _propose(self, body: dict[str, Any]) -> ChatReply:
+        """The proposal for the span the executor is asked about, else `none`."""
+        text = last_user_text(body)
+        # Longest span first, so "yes" never shadows a span that contains it.
+        for span in sorted(self.proposals, key=len, reverse=True):
+            if json.dumps(span, ensure_ascii=False) in text:
+                return self.proposals[span]
+        return ChatReply.text(json.dumps(NONE))
+
+    def _reply(self, body: dict[str, Any]) -> ChatReply:
+        """The next queued reply, else a plain spoken "Okay."."""
+        return self.replies.popleft() if self.replies else ChatReply.text("¦Okay.¦")
+
+    @property
+    def executor_requests(self) -> list[dict[str, Any]]:
+        """The executor's requests (those with a `format` schema), in order."""
+        return [body for body in self.fake.chat_requests if is_executor_call(body)]
+
+    @property
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        """The conversational requests (no `format`), in order."""
+        return [body for body in self.fake.chat_requests if not is_executor_call(body)]
+
+
+def verdicts(events: list[Event]) -> list[str]:
+    """The verdicts of intent events, in order."""
+    return [event.data["verdict"] for event in events]
+
+
+def only(events: list[Event]) -> dict[str, Any]:
+    """The data of the one event; also checks its shape."""
+    assert len(events) == 1, [event.data for event in events]
+    data = dict(events[0].data)
+    assert data.keys() >= EVENT_KEYS, data
+    assert data["verdict"] in VERDICTS
+    return data
+
+
+def call_ha_service(entity: str, service: str, **data: Any) -> dict[str, Any]:
+    """A `call_ha_service` proposal, as the executor model would answer."""
+    return {"tool": "call_ha_service", "entity": entity, "service": service, "data": data}

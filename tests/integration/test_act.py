@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-from collections import deque
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -26,119 +24,29 @@ from homeassistant.helpers import device_registry as dr
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
-    async_capture_events,
     async_fire_time_changed,
 )
 
-from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
-from .helpers import answered, converse_and_settle, speech
+from ..fake_ollama import ChatReply
+from .helpers import (
+    NONE,
+    Script,
+    answered,
+    call_ha_service,
+    converse_and_settle,
+    is_executor_call,
+    only,
+    speech,
+    verdicts,
+)
 
-EVENT = "alto_intent_captured"
 EVENT_ENTITY = "event.alto_intents"
 BREADCRUMB = "Earlier this session Alto carried out:"
-EVENT_KEYS = {
-    "verdict",
-    "span",
-    "entity_id",
-    "service",
-    "tier",
-    "reason",
-    "conversation_id",
-    "user_id",
-}
-VERDICTS = {"executed", "refused", "awaiting_confirmation", "confirmed", "declined", "failed"}
-NONE = {"tool": "none"}
 DEMO = "homeassistant.components.demo"
 ALTO_PACKAGE = Path(__file__).parents[2] / "custom_components" / "alto"
 
 
 # --- harness ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def front_door_exposed(hass: HomeAssistant, alto: MockConfigEntry) -> None:
-    """Locks are not exposed by default; expose the front door to Assist."""
-    async_expose_entity(hass, "conversation", "lock.front_door", True)
-
-
-def is_executor_call(body: dict[str, Any]) -> bool:
-    """The executor's request: a `format` schema that is not the reply's."""
-    return bool(body.get("format")) and not wants_reply_object(body)
-
-
-class Script:
-    """Scripted model: proposals for the executor by span, replies for the conversation."""
-
-    def __init__(self, fake: FakeOllama) -> None:
-        """Answer the fake's executor requests from proposals, the rest from replies."""
-        self.fake = fake
-        self.proposals: dict[str, ChatReply] = {}
-        self.replies: deque[ChatReply] = deque()
-        fake.when(is_executor_call, self._propose)
-        fake.when(lambda body: not is_executor_call(body), self._reply)
-
-    def propose(self, span: str, proposal: dict[str, Any] | str | ChatReply) -> None:
-        """What the executor answers for the span `span`."""
-        if isinstance(proposal, dict):
-            proposal = json.dumps(proposal)
-        self.proposals[span] = ChatReply.text(proposal) if isinstance(proposal, str) else proposal
-
-    def say(self, *replies: str | ChatReply) -> None:
-        """Queue the model's raw conversational outputs, in order."""
-        for reply in replies:
-            self.replies.append(ChatReply.text(reply) if isinstance(reply, str) else reply)
-
-    def _propose(self, body: dict[str, Any]) -> ChatReply:
-        """The proposal for the span the executor is asked about, else `none`."""
-        text = last_user_text(body)
-        # Longest span first, so "yes" never shadows a span that contains it.
-        for span in sorted(self.proposals, key=len, reverse=True):
-            if json.dumps(span, ensure_ascii=False) in text:
-                return self.proposals[span]
-        return ChatReply.text(json.dumps(NONE))
-
-    def _reply(self, body: dict[str, Any]) -> ChatReply:
-        """The next queued reply, else a plain spoken "Okay."."""
-        return self.replies.popleft() if self.replies else ChatReply.text("¦Okay.¦")
-
-    @property
-    def executor_requests(self) -> list[dict[str, Any]]:
-        """The executor's requests (those with a `format` schema), in order."""
-        return [body for body in self.fake.chat_requests if is_executor_call(body)]
-
-    @property
-    def conversation_requests(self) -> list[dict[str, Any]]:
-        """The conversational requests (no `format`), in order."""
-        return [body for body in self.fake.chat_requests if not is_executor_call(body)]
-
-
-@pytest.fixture
-def script(fake_ollama: FakeOllama) -> Iterator[Script]:
-    """The scripted model; afterwards, no request of the test carried tools."""
-    scripted = Script(fake_ollama)
-    yield scripted
-    for body in fake_ollama.chat_requests:
-        assert not body.get("tools"), f"a chat request carried tools: {body.get('tools')}"
-
-
-@pytest.fixture
-def intents(hass: HomeAssistant) -> list[Event]:
-    """Every `alto_intent_captured` event."""
-    return async_capture_events(hass, EVENT)
-
-
-def verdicts(events: list[Event]) -> list[str]:
-    """The verdicts of intent events, in order."""
-    return [event.data["verdict"] for event in events]
-
-
-def only(events: list[Event]) -> dict[str, Any]:
-    """The data of the one event; also checks its shape."""
-    assert len(events) == 1, [event.data for event in events]
-    data = dict(events[0].data)
-    assert data.keys() >= EVENT_KEYS, data
-    assert data["verdict"] in VERDICTS
-    return data
 
 
 def asks_to_confirm(result: conversation.ConversationResult, model_speech: str) -> bool:
@@ -175,11 +83,6 @@ def has_breadcrumb(body: dict[str, Any]) -> bool:
         m.get("role") == "assistant" and BREADCRUMB in str(m.get("content"))
         for m in body["messages"]
     )
-
-
-def call_ha_service(entity: str, service: str, **data: Any) -> dict[str, Any]:
-    """A `call_ha_service` proposal, as the executor model would answer."""
-    return {"tool": "call_ha_service", "entity": entity, "service": service, "data": data}
 
 
 # --- execution ------------------------------------------------------------------------------
