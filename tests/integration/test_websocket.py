@@ -49,7 +49,8 @@ class Person:
     async def command(self, **message: Any) -> dict[str, Any]:
         """Send one command; its result message."""
         await self.ws.send_json_auto_id(message)
-        return await self.ws.receive_json()
+        answer: dict[str, Any] = await self.ws.receive_json()
+        return answer
 
     async def ok(self, **message: Any) -> Any:
         """Send one command that must succeed; its result."""
@@ -59,7 +60,8 @@ class Person:
 
     async def view(self) -> dict[str, Any]:
         """The user's view."""
-        return await self.ok(type="alto/view")
+        view: dict[str, Any] = await self.ok(type="alto/view")
+        return view
 
 
 async def _person(
@@ -118,6 +120,7 @@ async def test_panel_is_registered_and_served(
     panel = hass.data[DATA_PANELS][PANEL_URL_PATH]
     assert panel.sidebar_title == "Alto"
     assert panel.require_admin is False
+    assert panel.config is not None
     custom = panel.config["_panel_custom"]
     assert custom["name"] == "alto-panel"
     assert custom["module_url"].startswith(f"{STATIC_URL}/alto-panel.js?v=")

@@ -2,11 +2,13 @@
 
 `HomeAssistantProcess` writes a config dir, links the project's `custom_components/alto` into it,
 starts `python -m homeassistant` on a free 127.0.0.1 port and the fake Ollama beside it, and
-offers the REST calls a user's browser makes: onboarding, the config flow, conversation.
+offers the REST calls a user's browser makes: onboarding, the config flow, conversation; and the
+websocket commands the UI's user settings send (adding a user).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,6 +21,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any, Self
+
+import aiohttp
+
+from ..fake_ollama import CHAT_MODEL, EMBED_MODEL
 
 ROOT = Path(__file__).parents[2]
 CONFIG = """
@@ -58,8 +64,11 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) 
 class HomeAssistantProcess:
     """Home Assistant and the fake Ollama as child processes, with a REST client for HA."""
 
-    def __init__(self, config_dir: Path) -> None:
-        """Prepare `config_dir`; `start()` launches the processes."""
+    def __init__(self, config_dir: Path, components: tuple[str, ...] = ()) -> None:
+        """Prepare `config_dir`; `start()` launches the processes.
+
+        `components` are set up besides the minimal ones (e.g. `frontend` for a browser).
+        """
         self.config_dir = config_dir
         self.port = free_port()
         self.ollama_port = free_port()
@@ -68,7 +77,8 @@ class HomeAssistantProcess:
         self._ha: subprocess.Popen[bytes] | None = None
         self._ollama: subprocess.Popen[bytes] | None = None
         config_dir.mkdir(parents=True, exist_ok=True)
-        (config_dir / "configuration.yaml").write_text(CONFIG.format(port=self.port))
+        extra = "".join(f"{component}:\n" for component in components)
+        (config_dir / "configuration.yaml").write_text(CONFIG.format(port=self.port) + extra)
         (config_dir / "custom_components").mkdir(exist_ok=True)
         link = config_dir / "custom_components" / "alto"
         if not link.exists():
@@ -110,6 +120,14 @@ class HomeAssistantProcess:
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.5)
         raise TimeoutError("Home Assistant did not answer REST")
+
+    def wait_until_running(self, timeout: float = 120) -> None:
+        """Wait until Home Assistant has finished starting (REST answers before that)."""
+        deadline = time.monotonic() + timeout
+        while self.call("GET", "/api/config")["state"] != "RUNNING":
+            if time.monotonic() > deadline:
+                raise TimeoutError("Home Assistant did not finish starting")
+            time.sleep(0.5)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 120) -> int:
         """Stop Home Assistant with `sig` (SIGTERM: a normal stop; SIGKILL: a crash)."""
@@ -175,3 +193,42 @@ class HomeAssistantProcess:
         body = {"text": text, "agent_id": "conversation.alto", "language": "en", **extra}
         answer: dict[str, Any] = self.call("POST", "/api/conversation/process", body)
         return answer
+
+    def add_alto(self) -> None:
+        """Add Alto through the config flow with the fake Ollama's two models."""
+        flow = self.call("POST", "/api/config/config_entries/flow", {"handler": "alto"})
+        flow = self.flow(flow["flow_id"], {"url": self.ollama_url})
+        flow = self.flow(flow["flow_id"], {"model": CHAT_MODEL, "embedding_model": EMBED_MODEL})
+        if flow["type"] != "create_entry":
+            raise RuntimeError(f"the config flow did not create an entry: {flow}")
+
+    def websocket(self, *messages: dict[str, Any]) -> list[Any]:
+        """Send websocket commands as the owner, as the UI does; their results, in order."""
+        return asyncio.run(self._websocket(messages))
+
+    async def _websocket(self, messages: tuple[dict[str, Any], ...]) -> list[Any]:
+        url = self.base.replace("http", "ws", 1) + "/api/websocket"
+        async with aiohttp.ClientSession() as session, session.ws_connect(url) as socket_:
+            await socket_.receive_json()  # auth_required
+            await socket_.send_json({"type": "auth", "access_token": self.token})
+            if (answer := await socket_.receive_json())["type"] != "auth_ok":
+                raise RuntimeError(f"websocket authentication failed: {answer}")
+            results = []
+            for number, message in enumerate(messages, start=1):
+                await socket_.send_json({**message, "id": number})
+                answer = await socket_.receive_json()
+                if not answer["success"]:
+                    raise RuntimeError(f"{message['type']} failed: {answer['error']}")
+                results.append(answer["result"])
+            return results
+
+    def add_user(self, name: str, username: str, password: str, *, admin: bool = False) -> str:
+        """A new person with a login, as Settings → People → Add person does; their user id."""
+        group = "system-admin" if admin else "system-users"
+        (created,) = self.websocket(
+            {"type": "config/auth/create", "name": name, "group_ids": [group]}
+        )
+        user_id = str(created["user"]["id"])
+        login = {"user_id": user_id, "username": username, "password": password}
+        self.websocket({"type": "config/auth_provider/homeassistant/create", **login})
+        return user_id

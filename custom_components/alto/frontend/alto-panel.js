@@ -55,8 +55,8 @@ const STYLE = `
   .chip.awaiting_confirmation { background: var(--warning-color, #ffa600); color: black; }
   .replaced { font-size: 13px; margin-top: 4px; color: var(--secondary-text-color); }
   .empty { color: var(--secondary-text-color); margin: 0; }
-  .status { min-height: 20px; color: var(--error-color, #db4437); }
-  .status.ok { color: var(--success-color, #43a047); }
+  .status-line { min-height: 20px; color: var(--error-color, #db4437); }
+  .status-line.ok { color: var(--success-color, #43a047); }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; margin: 0 0 12px; }
   dt { color: var(--secondary-text-color); }
   dd { margin: 0; overflow-wrap: anywhere; }
@@ -178,7 +178,7 @@ class AltoPanel extends HTMLElement {
 
   _status(text, ok = false) {
     this._statusLine.textContent = text;
-    this._statusLine.className = ok ? "status ok" : "status";
+    this._statusLine.className = ok ? "status-line ok" : "status-line";
   }
 
   // -- layout -----------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ class AltoPanel extends HTMLElement {
     this._menu.narrow = this._narrow;
     this._viewerLabel = h("span", { class: "viewer" });
     this._entryPicker = h("select", { id: "entry", hidden: true, onchange: () => this._switch() });
-    this._statusLine = h("div", { class: "status", role: "status" });
+    this._statusLine = h("div", { class: "status-line", role: "status" });
     this._sections = {};
     for (const section of SECTIONS) {
       this._sections[section.key] = h("section", { id: section.key, hidden: true });
@@ -258,7 +258,8 @@ class AltoPanel extends HTMLElement {
       const data = view[section.key];
       element.hidden = data === null || data === undefined;
       if (!element.hidden) {
-        element.replaceChildren(h("h2", {}, this.t(section.title)), ...section.render(this, data));
+        const parts = section.render(this, data).filter((part) => part !== null);
+        element.replaceChildren(h("h2", {}, this.t(section.title)), ...parts);
       }
     }
   }

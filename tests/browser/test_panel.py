@@ -1,0 +1,153 @@
+"""Two people use the Alto panel in Chromium, logged in through Home Assistant's own login page.
+
+A real Home Assistant process (with its frontend) and the fake Ollama run on 127.0.0.1; the
+system Chromium (Debian's `chromium`) is driven through Playwright's Python API, which downloads
+no browser of its own. Ana (the owner, an administrator) and Bob (an ordinary user) each remember
+something privately; each sees their own private memory and the household's, never the other's;
+Bob forgets his after confirming, and it disappears from his page without a reload. Screenshots
+go to `tests/browser/artifacts/` (not committed; the README's come from here).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+
+from ..live.ha_process import HomeAssistantProcess
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+ANA_PASSWORD = "correct-horse-battery"  # the owner `HomeAssistantProcess.onboard` creates
+BOB_PASSWORD = "bob-likes-long-passwords"
+ANA_SECRET = "My pin for the bike lock is 4711."
+BOB_SECRET = "I hide chocolate in the piano."
+SHARED = "The bins go out on Tuesday evening."
+WAIT_MS = 30_000  # one live update or page load on a busy two-core machine
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (Debian packages chromium)"
+)
+
+
+@pytest.fixture
+def home_assistant(socket_enabled: None, tmp_path: Path) -> Iterator[HomeAssistantProcess]:
+    """Home Assistant with its frontend, onboarded, Alto added, and a second person, Bob."""
+    process = HomeAssistantProcess(tmp_path / "config", components=("frontend",))
+    try:
+        process.start()
+        process.onboard()
+        # The test's own http settings differ from the defaults: HA asks an administrator to
+        # keep them (a dialog over every page until then), as the owner does here.
+        process.websocket({"type": "http/config/promote"})
+        process.add_alto()
+        process.add_user("Bob", "bob", BOB_PASSWORD)
+        # The frontend shows a "still starting" notice over every page until then.
+        process.wait_until_running()
+        yield process
+    finally:
+        process.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    """The system Chromium, headless."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield launched
+        launched.close()
+
+
+def log_in(browser: Browser, ha: HomeAssistantProcess, username: str, password: str) -> Page:
+    """A fresh browser session that opens the Alto panel and logs in on HA's login page."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US").new_page()
+    page.goto(f"{ha.base}/alto")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    if username == "ana":
+        page.screenshot(path=ARTIFACTS / "01-login.png")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("alto-panel section#memories h2")).to_have_text("Memories", timeout=WAIT_MS)
+    return page
+
+
+def memory_item(page: Page, quote: str) -> Locator:
+    """The panel's list item of one memory (Playwright's CSS pierces the shadow DOM)."""
+    return page.locator("alto-panel ul.memories li.memory", has_text=quote)
+
+
+def remember(page: Page, text: str, *, household: bool = False) -> None:
+    """Remember `text` through the panel's form and wait until the live view lists it."""
+    page.fill("alto-panel form.remember input[name=text]", text)
+    page.select_option("alto-panel form.remember select", "household" if household else "private")
+    page.click("alto-panel form.remember button[type=submit]")
+    expect(memory_item(page, text)).to_have_count(1, timeout=WAIT_MS)
+
+
+def test_two_people_see_their_own_memories_and_forget_one(
+    home_assistant: HomeAssistantProcess, browser: Browser
+) -> None:
+    """The story of the panel, from the login page to a forgotten memory."""
+    ha = home_assistant
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    ana = log_in(browser, ha, "ana", ANA_PASSWORD)
+    remember(ana, ANA_SECRET)
+    remember(ana, SHARED, household=True)
+    bob = log_in(browser, ha, "bob", BOB_PASSWORD)
+    remember(bob, BOB_SECRET)
+
+    # Each sees the household's memory and their own private one, never the other's.
+    people = ((ana, "Ana", ANA_SECRET, BOB_SECRET), (bob, "Bob", BOB_SECRET, ANA_SECRET))
+    for page, name, mine, theirs in people:
+        expect(memory_item(page, SHARED)).to_have_count(1, timeout=WAIT_MS)
+        expect(memory_item(page, theirs)).to_have_count(0)
+        own = memory_item(page, mine)
+        expect(own.locator(".chip.scope")).to_have_text("Private")
+        expect(own.locator(".actor")).to_have_text(f"Said by {name}")
+        expect(own.locator(".source")).to_have_text("Service call")
+        expect(memory_item(page, SHARED).locator(".actor")).to_have_text("Said by Ana")
+        expect(memory_item(page, SHARED).locator(".chip.scope")).to_have_text("Household")
+    # Only the administrator has the administration section.
+    expect(ana.locator("alto-panel section#admin")).to_be_visible()
+    expect(ana.locator("alto-panel section#admin dd.qualified")).to_have_text("No")
+    expect(bob.locator("alto-panel section#admin")).to_be_hidden()
+    ana.screenshot(path=ARTIFACTS / "02-ana.png", full_page=True)
+    bob.screenshot(path=ARTIFACTS / "03-bob.png", full_page=True)
+
+    # Search goes through recall: Bob's search never finds Ana's private memory.
+    bob.fill("alto-panel form.search input[name=query]", "bike lock pin")
+    bob.click("alto-panel form.search button[type=submit]")
+    expect(bob.locator("alto-panel p.results")).to_contain_text("“bike lock pin”")
+    expect(memory_item(bob, ANA_SECRET)).to_have_count(0)
+    ana.fill("alto-panel form.search input[name=query]", "bike lock pin")
+    ana.click("alto-panel form.search button[type=submit]")
+    expect(ana.locator("alto-panel p.results")).to_contain_text("“bike lock pin”")
+    expect(ana.locator("alto-panel ul.memories li.memory").first).to_contain_text(ANA_SECRET)
+    ana.screenshot(path=ARTIFACTS / "03b-ana-search.png")
+    ana.click("alto-panel button.clear-search")
+    bob.click("alto-panel button.clear-search")
+    expect(memory_item(bob, BOB_SECRET)).to_have_count(1)
+
+    # Bob forgets his memory: the panel asks first, then it disappears without a reload.
+    memory_item(bob, BOB_SECRET).locator("button.forget").click()
+    dialog = bob.locator("alto-panel dialog#confirm")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("h2")).to_have_text("Forget this memory?")
+    bob.screenshot(path=ARTIFACTS / "04-bob-confirm-forget.png")
+    dialog.locator("button.confirm-yes").click()
+    expect(memory_item(bob, BOB_SECRET)).to_have_count(0, timeout=WAIT_MS)
+    expect(memory_item(bob, SHARED)).to_have_count(1)
+    bob.screenshot(path=ARTIFACTS / "05-bob-after-forget.png", full_page=True)
+
+    # Ana's page follows live: Bob now has no private memory left to purge.
+    bob_row = ana.locator("alto-panel section#admin tr[data-user=Bob]")
+    expect(bob_row.locator("td.count")).to_have_text("0", timeout=WAIT_MS)
+    ana.locator("alto-panel section#admin").screenshot(path=ARTIFACTS / "06-ana-admin.png")
+
+    log = ha.log
+    assert "Detected blocking call" not in log, log
+    assert "ERROR (MainThread) [custom_components.alto" not in log, log
