@@ -4,8 +4,9 @@ With that pipeline option on, Home Assistant's built-in intents act on exposed e
 Alto sees the sentence: "unlock the front door" unlocks it, no question asked. Alto cannot stop
 HA's local handler, so it makes the risk visible: one issue per pipeline whose conversation
 agent is this entry's Alto, that prefers local intents, while a confirm-first entity is exposed
-to Assist. Checked at setup, whenever a pipeline changes and whenever exposure changes; the
-issue goes away once the risk does, and its fix flow turns the option off for that pipeline.
+to Assist. Checked once the pipelines are set up (at Alto's setup or later), whenever a pipeline
+changes and whenever exposure changes; the issue goes away once the risk does, and its fix flow
+turns the option off for that pipeline.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from homeassistant.components.homeassistant.exposed_entities import async_listen
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_when_setup
 
 from .act.tiers import Tier, tier_for
 from .const import DOMAIN
@@ -71,9 +73,10 @@ def async_check(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
 
 @callback
 def async_start(hass: HomeAssistant, entry: AltoConfigEntry) -> Callable[[], None]:
-    """Check now and on every pipeline or exposure change; returns the stop callback."""
-    if KEY_ASSIST_PIPELINE not in hass.data:
-        return lambda: None
+    """Check, and keep checking on every pipeline or exposure change, from whenever Assist's
+    pipelines are set up (now, or later); returns the stop callback."""
+    stops: list[Callable[[], None]] = []
+    stopped = False
 
     async def _pipelines_changed(*_args: Any) -> None:
         async_check(hass, entry)
@@ -83,15 +86,20 @@ def async_start(hass: HomeAssistant, entry: AltoConfigEntry) -> Callable[[], Non
         # The registry is rebuilt lazily on the next read; this read is it.
         async_check(hass, entry)
 
-    store = hass.data[KEY_ASSIST_PIPELINE].pipeline_store
-    stops = [
-        store.async_add_listener(_pipelines_changed),
-        async_listen_entity_updates(hass, ASSISTANT, _exposure_changed),
-    ]
-    async_check(hass, entry)
+    async def _pipelines_ready(hass: HomeAssistant, _component: str) -> None:
+        if stopped:
+            return
+        store = hass.data[KEY_ASSIST_PIPELINE].pipeline_store
+        stops.append(store.async_add_listener(_pipelines_changed))
+        stops.append(async_listen_entity_updates(hass, ASSISTANT, _exposure_changed))
+        async_check(hass, entry)
+
+    async_when_setup(hass, "assist_pipeline", _pipelines_ready)
 
     @callback
     def _stop() -> None:
+        nonlocal stopped
+        stopped = True
         for stop in stops:
             stop()
         for issue in list(ir.async_get(hass).issues.values()):
