@@ -10,8 +10,10 @@ Each figure then comes from a fresh process, so nothing is cached in memory betw
 
 - setup: what ``MemoryOrgan.async_open`` does off the event loop (open the store, open the
   journal, reconcile, give the selection backend the matrix) and one scoped recall, so the store
-  is usable. Anchor: the 2 s goal; beside it the same setup without a checkpoint (every Chroma
-  record read and quantized again, as before checkpoints), for sizes up to --chroma-load-max;
+  is usable. Anchor: the 2 s goal. Beside it: the checkpoint ``CHECKPOINT_EVERY - 1`` entries
+  behind (the most a restart finds when Home Assistant stopped without unloading the entry), and
+  no checkpoint (every Chroma record read and quantized again, as before checkpoints) for sizes up
+  to --chroma-load-max;
 - RSS growth: the process's resident memory after setup minus before it (imports and the
   onnxruntime session already loaded), per 10,000 memories. Anchor: the int8 codes and int64 ids
   themselves, ``d + 8`` bytes per memory.
@@ -55,17 +57,18 @@ from custom_components.alto.memory.records import (  # noqa: E402
     canonical_json,
     vector_bytes,
 )
-from custom_components.alto.memory.store import MemoryStore  # noqa: E402
+from custom_components.alto.memory.store import CHECKPOINT_EVERY, MemoryStore  # noqa: E402
 
 DIM = 768
 GOAL_S = 2.0
 _UPSERT_ROWS = 5000  # rows per Chroma upsert while building
 _ROOMS = ("kitchen", "hall", "garage", "attic", "study", "porch", "cellar")
+CURRENT, BEHIND = "memory.checkpoint", "behind.checkpoint"
 
 
-def paths(base: Path) -> tuple[Path, Path, Checkpoint]:
+def paths(base: Path, name: str = CURRENT) -> tuple[Path, Path, Checkpoint]:
     journal = base / "journal.jsonl"
-    return base / "chroma", journal, Checkpoint(base / "memory.checkpoint", journal)
+    return base / "chroma", journal, Checkpoint(base / name, journal)
 
 
 def memory(sequence: int, rng: np.random.Generator) -> tuple[dict[str, Any], Row]:
@@ -87,9 +90,11 @@ def memory(sequence: int, rng: np.random.Generator) -> tuple[dict[str, Any], Row
 
 
 def build(base: Path, n: int) -> float:
-    """A store of n remembered memories under base; the seconds it took."""
+    """A store of n remembered memories under base, with a checkpoint of it and one
+    ``CHECKPOINT_EVERY - 1`` entries older; the seconds it took."""
     start = time.perf_counter()
     chroma, journal_path, checkpoint = paths(base)
+    behind = n - CHECKPOINT_EVERY + 1
     store = MemoryStore.open_persistent(chroma, checkpoint=checkpoint)
     rng = np.random.default_rng(0)
     prev, pending = GENESIS, []
@@ -100,10 +105,12 @@ def build(base: Path, n: int) -> float:
             entry["hash"] = prev = entry_hash(entry)
             journal.write((canonical_json(entry) + "\n").encode("utf-8"))
             pending.append(row)
-            if len(pending) == _UPSERT_ROWS or sequence == n:
-                journal.flush()  # the checkpoint written at close reads the journal's end
+            if len(pending) == _UPSERT_ROWS or sequence in (behind, n):
+                journal.flush()  # a checkpoint reads the journal's end
                 store.apply(Mutation(sequence, tuple(pending)))
                 pending = []
+            if sequence == behind:
+                paths(base, BEHIND)[2].save(store.state)
     store.close()  # writes the checkpoint
     return time.perf_counter() - start
 
@@ -113,15 +120,16 @@ def rss_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child(base: Path, with_checkpoint: bool) -> dict[str, Any]:
-    """One setup in this (fresh) process: seconds per step, RSS before and after."""
+def child(base: Path, name: str | None) -> dict[str, Any]:
+    """One setup in this (fresh) process, from checkpoint file ``name`` (None: none): seconds
+    per step, RSS before and after."""
     scoring.default_scorer()  # loaded at import time in HA too: not part of the growth
     query = embedding_codes(np.random.default_rng(1).standard_normal(DIM).tolist())
-    chroma, journal_path, checkpoint = paths(base)
+    chroma, journal_path, checkpoint = paths(base, name or CURRENT)
     before = rss_bytes()
     steps: dict[str, float] = {}
     start = time.perf_counter()
-    store = MemoryStore.open_persistent(chroma, checkpoint=checkpoint if with_checkpoint else None)
+    store = MemoryStore.open_persistent(chroma, checkpoint=checkpoint if name else None)
     steps["store"] = time.perf_counter() - start
     journal = Journal(journal_path)
     steps["journal"] = time.perf_counter() - start - sum(steps.values())
@@ -152,42 +160,47 @@ def child(base: Path, with_checkpoint: bool) -> dict[str, Any]:
     }
 
 
-def run_child(base: Path, with_checkpoint: bool) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", str(base)]
-    if not with_checkpoint:
-        command.append("--no-checkpoint")
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+def run_child(base: Path, name: str | None) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--child", str(base), "--checkpoint", name or ""]
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"setup child failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 CODES_MB = (DIM + 8) * 10_000 / 2**20  # the anchor: int8 codes and an int64 id, per 10k
 
 
-def row_text(n: int, fast: dict[str, Any], slow: dict[str, Any] | None) -> str:
+type Result = tuple[int, float, dict[str, Any], dict[str, Any], dict[str, Any] | None]
+
+
+def row_text(
+    n: int, fast: dict[str, Any], late: dict[str, Any], slow: dict[str, Any] | None
+) -> str:
     per = n / 10_000 * 2**20
     rss, written = fast["rss"] / per, fast["rss_written"] / per
     slow_s = f"{slow['total']:>8.2f}" if slow else f"{'n/a':>8}"
     slow_rss = f"{slow['rss'] / per:>9.1f}" if slow else f"{'n/a':>9}"
     return (
-        f"{n:>9,} | {fast['total']:>7.2f} {GOAL_S:>6.1f} {fast['total'] / GOAL_S:>6.2f}"
-        f" {slow_s} | {rss:>9.1f} {CODES_MB:>9.1f} {rss / CODES_MB:>6.2f} {written:>13.1f}"
-        f" {slow_rss} | {fast['peak'] / 2**20:>8.0f}"
+        f"{n:>9,} | {fast['total']:>7.2f} {GOAL_S:>5.1f} {fast['total'] / GOAL_S:>6.2f}"
+        f" {late['total']:>8.2f} {slow_s} | {rss:>9.1f} {CODES_MB:>9.1f} {rss / CODES_MB:>6.2f}"
+        f" {written:>13.1f} {slow_rss} | {fast['peak'] / 2**20:>8.0f}"
     )
 
 
-def report(results: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]) -> None:
+def report(results: list[Result]) -> None:
     print("\nsetup to a usable store, and resident memory, in fresh processes")
     header = (
-        f"{'memories':>9} | {'setup s':>7} {'goal':>6} {'ratio':>6} {'no ckpt':>8}"
+        f"{'memories':>9} | {'setup s':>7} {'goal':>5} {'ratio':>6} {'behind':>8} {'no ckpt':>8}"
         f" | {'RSS MB/10k':>9} {'codes+ids':>9} {'ratio':>6} {'+Chroma index':>13}"
         f" {'no ckpt':>9} | {'peak MB':>8}"
     )
     print(header)
     print("-" * len(header))
-    for n, _built, fast, slow in results:
-        print(row_text(n, fast, slow))
+    for n, _built, fast, late, slow in results:
+        print(row_text(n, fast, late, slow))
     if len(results) > 1:  # the slope between the two largest sizes: fixed costs cancel
-        (small, _, low, _), (large, _, high, _) = results[-2:]
+        (small, _, low, _, _), (large, _, high, _, _) = results[-2:]
         per = (large - small) / 10_000 * 2**20
         grown, written = (high[key] - low[key] for key in ("rss", "rss_written"))
         print(
@@ -195,12 +208,15 @@ def report(results: list[tuple[int, float, dict[str, Any], dict[str, Any] | None
             f" ({grown / per / CODES_MB:.2f} x codes+ids), {written / per:.1f} MB once Chroma"
             " has loaded its index"
         )
-    for n, built, fast, _slow in results:
-        steps = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in fast["steps"].items())
-        print(f"{n:,}: built in {built:.0f} s; setup with checkpoint: {steps}")
+    for n, built, fast, late, _slow in results:
+        for label, run in (("current", fast), ("behind", late)):
+            steps = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in run["steps"].items())
+            print(f"{n:,} memories, checkpoint {label}: {steps}")
+        print(f"{n:,} memories: store built in {built:.0f} s (0: reused)")
     print(
         "setup: open store + journal + reconcile + backend + one scoped recall;"
-        " no ckpt: the same reading every Chroma record;"
+        f" behind: the checkpoint {CHECKPOINT_EVERY - 1} entries old;"
+        " no ckpt: every Chroma record read;"
         "\nRSS MB/10k: growth over the setup per 10,000 memories;"
         f" codes+ids: {DIM} int8 codes and one int64 id per memory;"
         "\n+Chroma index: after the first write, which makes embedded Chroma load its HNSW index"
@@ -219,10 +235,10 @@ def main() -> None:
     )
     parser.add_argument("--store-dir", type=Path, help="keep built stores here and reuse them")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--no-checkpoint", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--checkpoint", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, not args.no_checkpoint)))
+        print(json.dumps(child(args.child, args.checkpoint or None)))
         return
     sizes = [10_000] if args.quick else sorted(int(s) for s in args.sizes.split(","))
     with tempfile.TemporaryDirectory() as scratch:
@@ -231,12 +247,12 @@ def main() -> None:
         for n in sizes:
             base = root / f"store-{n}"
             built = 0.0
-            if not (base / "memory.checkpoint").exists():
+            if not (base / CURRENT).exists() or not (base / BEHIND).exists():
                 base.mkdir(parents=True, exist_ok=True)
                 built = build(base, n)
-            fast = run_child(base, with_checkpoint=True)
-            slow = run_child(base, with_checkpoint=False) if n <= args.chroma_load_max else None
-            results.append((n, built, fast, slow))
+            fast, late = run_child(base, CURRENT), run_child(base, BEHIND)
+            slow = run_child(base, None) if n <= args.chroma_load_max else None
+            results.append((n, built, fast, late, slow))
     report(results)
 
 

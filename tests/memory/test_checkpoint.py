@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.alto.memory import checkpoint as checkpoint_module
+from custom_components.alto.memory import journal_tail
 from custom_components.alto.memory.checkpoint import Checkpoint
 from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal, entry_hash
@@ -98,7 +98,7 @@ async def test_an_older_checkpoint_catches_up_from_the_journal(
     await fill(store, journal, "two")
     expected = image(store)
     store._client.close()  # a crash: the checkpoint stays three entries behind
-    monkeypatch.setattr(checkpoint_module, "_READ_BACK", 97)  # read back in many small steps
+    monkeypatch.setattr(journal_tail, "_READ_BACK", 97)  # read back in many small steps
     with (tmp_path / "journal.jsonl").open("ab") as file:
         file.write(b'{"sequence": 99, "torn')  # a torn final line is no entry
     reopened = open_store(tmp_path)

@@ -6,13 +6,13 @@ reconciling means reading the journal. A checkpoint is the state itself after jo
 codes as ``matrix`` column blocks, so loading it is a few large reads.
 
 The journal verifies it. The header records the hash of entry ``applied``; loading finds that
-entry by reading the journal backwards from its end and checks the entry's own hash and that it
-is the recorded one, so a checkpoint of another journal or of a damaged one is never used. A
-SHA-256 of the body catches a damaged file. The entries after ``applied`` up to the sequence the
-store reached (the checkpoint may be older: it is written every so often, not on every write) are
-applied to the image, each checked for its hash, its sequence and its link to the one before, as
-``replay.reconcile`` does. Any failed check: ``load`` returns None and the store reads Chroma.
-``replay.replay`` never uses a checkpoint; it still re-derives the whole journal.
+entry by reading the journal backwards from its end (``journal_tail``) and checks the entry's own
+hash and that it is the recorded one, so a checkpoint of another journal or of a damaged one is
+never used. A SHA-256 of the body catches a damaged file. The entries after ``applied`` up to the
+sequence the store reached (the checkpoint may be older: it is written every so often, not on
+every write) are applied to the image, each checked for its hash, its sequence and its link to
+the one before, as ``replay.reconcile`` does. Any failed check: ``load`` returns None, and the
+store reads Chroma. ``replay.replay`` never uses a checkpoint: it re-derives the whole journal.
 
 The file holds quotes, so forgetting must reach it: the store replaces it whenever rows are
 deleted (see ``store``). A save writes a temporary file, fsyncs it, renames it over the old one
@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from .journal import entry_hash
+from .journal_tail import entries_from
 from .matrix import BLOCK_ROWS
 from .records import MemoryState, Mutation, Row, canonical_json
 
 MAGIC = b"ALTO-MEMORY-CHECKPOINT 1\n"
 ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "vector")
-_READ_BACK = 1 << 20  # journal bytes read per step from the end
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class Checkpoint:
                 header, blocks, rows = _read(file)
             if not 1 <= header["applied"] <= target:
                 return None
-            entries = _entries_from(self.journal, header["applied"])
+            entries = entries_from(self.journal, header["applied"])
             return None if entries is None else _replayed(header, blocks, rows, entries, target)
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -81,7 +81,7 @@ class Checkpoint:
         if not len(state) or snapshot is None:
             self.discard()
             return
-        entries = _entries_from(self.journal, state.applied)
+        entries = entries_from(self.journal, state.applied)
         first = next(entries, None) if entries is not None else None
         if first is None or first.get("sequence") != state.applied:
             raise ValueError(f"the journal has no entry {state.applied} to verify a checkpoint")
@@ -177,44 +177,6 @@ def _read_array(
         raise ValueError("checkpoint is truncated")
     digest.update(view)
     return array
-
-
-def _entries_from(journal: Path, first: int) -> Iterator[dict[str, Any]] | None:
-    """Parsed journal entries ``first`` .. last (complete lines only), read from the end of the
-    file backwards, so a recent ``first`` costs a recent tail; None when there is no such entry."""
-    try:
-        with journal.open("rb") as file:
-            lines = _lines_back(file, first)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return None if lines is None else (json.loads(line) for line in lines)
-
-
-def _lines_back(file: io.BufferedReader, first: int) -> list[bytes] | None:
-    position = file.seek(0, os.SEEK_END)
-    chunks: list[bytes] = []
-    breaks = 0  # LFs read; the bytes after the last LF are a torn line, never an entry
-    wanted: int | None = None
-    while True:
-        # Complete lines read: one per LF, less the first one unless the file starts there.
-        complete = breaks if position == 0 else breaks - 1
-        if wanted is None and complete >= 1:
-            data = b"".join(chunks)
-            last = data[: data.rfind(b"\n")].rsplit(b"\n", 1)[-1]
-            wanted = json.loads(last)["sequence"] - first + 1
-            if wanted < 1:
-                return None
-        if wanted is not None and complete >= wanted:
-            lines = b"".join(chunks)
-            found = lines[: lines.rfind(b"\n")].split(b"\n")
-            return found[len(found) - wanted :]
-        if position == 0:
-            return None
-        step = min(_READ_BACK, position)
-        position -= step
-        file.seek(position)
-        chunks.insert(0, file.read(step))
-        breaks += chunks[0].count(b"\n")
 
 
 def _write_atomic(path: Path, parts: list[bytes | memoryview]) -> None:
