@@ -26,6 +26,8 @@ BOB_PASSWORD = "bob-likes-long-passwords"
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
 SHARED = "The bins go out on Tuesday evening."
+ASK = "Please turn on the kitchen light."  # scripted: an action span the guard refuses
+SCRIPTED_OLLAMA = "tests.browser.scripted_ollama"
 WAIT_MS = 30_000  # one live update or page load on a busy two-core machine
 
 pytestmark = pytest.mark.skipif(
@@ -36,7 +38,9 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def home_assistant(socket_enabled: None, tmp_path: Path) -> Iterator[HomeAssistantProcess]:
     """Home Assistant with its frontend, onboarded, Alto added, and a second person, Bob."""
-    process = HomeAssistantProcess(tmp_path / "config", components=("frontend",))
+    process = HomeAssistantProcess(
+        tmp_path / "config", components=("frontend",), ollama_module=SCRIPTED_OLLAMA
+    )
     try:
         process.start()
         process.onboard()
@@ -99,6 +103,20 @@ def test_two_people_see_their_own_memories_and_forget_one(
     remember(ana, SHARED, household=True)
     bob = log_in(browser, ha, "bob", BOB_PASSWORD)
     remember(bob, BOB_SECRET)
+
+    # Ana asks Alto (REST, as the owner): her turn's intent and its verdict reach her page live,
+    # and her words are kept as her private source memory, from a conversation.
+    assert (
+        ha.converse(ASK)["response"]["speech"]["plain"]["speech"] == "Turning on the kitchen light."
+    )
+    intent = ana.locator("alto-panel ul.intents li.intent", has_text="turn on the kitchen light")
+    expect(intent.locator(".chip.verdict")).to_have_text("Refused", timeout=WAIT_MS)
+    expect(memory_item(ana, ASK).locator(".source")).to_contain_text("Conversation")
+    expect(memory_item(ana, ASK).locator(".chip.kind")).to_have_text("Source text")
+    expect(bob.locator("alto-panel section#intents p.empty")).to_have_text(
+        "No actions captured yet."
+    )
+    expect(memory_item(bob, ASK)).to_have_count(0)
 
     # Each sees the household's memory and their own private one, never the other's.
     people = ((ana, "Ana", ANA_SECRET, BOB_SECRET), (bob, "Bob", BOB_SECRET, ANA_SECRET))

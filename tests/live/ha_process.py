@@ -64,11 +64,18 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) 
 class HomeAssistantProcess:
     """Home Assistant and the fake Ollama as child processes, with a REST client for HA."""
 
-    def __init__(self, config_dir: Path, components: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        config_dir: Path,
+        components: tuple[str, ...] = (),
+        ollama_module: str = "tests.fake_ollama",
+    ) -> None:
         """Prepare `config_dir`; `start()` launches the processes.
 
-        `components` are set up besides the minimal ones (e.g. `frontend` for a browser).
+        `components` are set up besides the minimal ones (e.g. `frontend` for a browser);
+        `ollama_module` is the fake Ollama to run (`python -m MODULE PORT`), e.g. a scripted one.
         """
+        self._ollama_module = ollama_module
         self.config_dir = config_dir
         self.port = free_port()
         self.ollama_port = free_port()
@@ -99,7 +106,7 @@ class HomeAssistantProcess:
         """Start the fake Ollama (once) and Home Assistant; return when HA answers REST."""
         if self._ollama is None:
             self._ollama = subprocess.Popen(
-                [sys.executable, "-m", "tests.fake_ollama", str(self.ollama_port)],
+                [sys.executable, "-m", self._ollama_module, str(self.ollama_port)],
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
             )

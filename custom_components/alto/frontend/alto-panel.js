@@ -57,6 +57,7 @@ const STYLE = `
   .empty { color: var(--secondary-text-color); margin: 0; }
   .status-line { min-height: 20px; color: var(--error-color, #db4437); }
   .status-line.ok { color: var(--success-color, #43a047); }
+  button.qualify { margin-bottom: 20px; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; margin: 0 0 12px; }
   dt { color: var(--secondary-text-color); }
   dd { margin: 0; overflow-wrap: anywhere; }
