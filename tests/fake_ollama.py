@@ -223,7 +223,8 @@ class FakeOllama:
                 "template": "{{ .Prompt }}",
                 "details": {"format": "gguf", "family": "llama", "parameter_size": "3.2B"},
                 "model_info": {"general.architecture": "llama"},
-                "capabilities": ["completion"],
+                # As Ollama says it: an embedding model embeds, the others chat.
+                "capabilities": ["embedding"] if "embed" in name else ["completion", "tools"],
                 "modified_at": "2026-11-01T10:00:00.000000+00:00",
             }
         )

@@ -80,33 +80,42 @@ from .model_client import (
     close_client,
     list_models,
     make_client,
+    model_capabilities,
     normalize_url,
 )
 from .settings import ReplyChannel
 
 DEFAULT_URL = "http://127.0.0.1:11434"
+CHAT = "completion"  # Ollama's capability names
+EMBED = "embedding"
 TITLE = "Alto"
 
 
-async def _probe(url: str, api_key: str | None) -> tuple[list[str], str | None]:
-    """Served model names at `url` and an error key (`invalid_url`, `invalid_auth`, …)."""
+type Capabilities = dict[str, frozenset[str]]
+
+
+async def _probe(url: str, api_key: str | None) -> tuple[Capabilities, str | None]:
+    """Served models at `url` with what each can do, and an error key (`invalid_url`, …)."""
     try:
         cv.url(url)
     except probatio.Invalid:
-        return [], "invalid_url"
+        return {}, "invalid_url"
     client = make_client(url, PROBE_TIMEOUT, api_key)
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             models = await list_models(client)
+            capabilities = await asyncio.gather(
+                *(model_capabilities(client, m.name) for m in models)
+            )
     except Exception as err:  # noqa: BLE001 - every failure is an answer for the form
         LOGGER.debug("Probing the Ollama server failed: %s", type(err).__name__)
         refused = classify_failure(err) is ModelFailure.UNAUTHORIZED
-        return [], "invalid_auth" if refused else "cannot_connect"
+        return {}, "invalid_auth" if refused else "cannot_connect"
     finally:
         await close_client(client)
     if not models:
-        return [], "no_models"
-    return [m.name for m in models], None
+        return {}, "no_models"
+    return dict(zip((m.name for m in models), capabilities, strict=True)), None
 
 
 def _api_key_field() -> dict[probatio.Marker, Any]:
@@ -136,25 +145,53 @@ def _connection(user_input: Mapping[str, Any]) -> dict[str, str]:
     return data
 
 
-def _models_schema(models: list[str], current: dict[str, Any]) -> probatio.Schema:
+def _able(capabilities: frozenset[str], needed: str) -> bool:
+    """A model can do `needed`, or its server does not say (then it is not ruled out)."""
+    return not capabilities or needed in capabilities
+
+
+def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio.Schema:
+    """Every served model in each list; the defaults are the current choice, else the first
+    model able to chat (for the chat model) or to embed (for the embedding model)."""
+    names = sorted(models)
     select = SelectSelector(
-        SelectSelectorConfig(options=models, mode=SelectSelectorMode.DROPDOWN, sort=True)
+        SelectSelectorConfig(options=names, mode=SelectSelectorMode.DROPDOWN, sort=True)
     )
 
-    def default(key: str) -> dict[str, Any]:
-        value = current.get(key)
-        return {"default": value} if value in models else {}
+    def default(key: str, needed: str) -> dict[str, Any]:
+        if (value := current.get(key)) in models:
+            return {"default": value}
+        able = [n for n in names if needed in models[n]] or [
+            n for n in names if _able(models[n], needed)
+        ]
+        return {"default": (able or names)[0]}
 
-    chat_default = default(CONF_MODEL) or {"default": models[0]}
     return probatio.Schema(
         {
-            probatio.Required(CONF_MODEL, **chat_default): select,
-            probatio.Required(
-                CONF_EMBEDDING_MODEL, **(default(CONF_EMBEDDING_MODEL) or chat_default)
-            ): (select),
-            probatio.Optional(CONF_ACTION_MODEL, **default(CONF_ACTION_MODEL)): select,
+            probatio.Required(CONF_MODEL, **default(CONF_MODEL, CHAT)): select,
+            probatio.Required(CONF_EMBEDDING_MODEL, **default(CONF_EMBEDDING_MODEL, EMBED)): (
+                select
+            ),
+            probatio.Optional(CONF_ACTION_MODEL, **_current(current, CONF_ACTION_MODEL)): select,
         }
     )
+
+
+def _current(current: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {"default": current[key]} if current.get(key) else {}
+
+
+def _model_errors(choice: Mapping[str, Any], models: Capabilities) -> dict[str, str]:
+    """A model that cannot do its job: an embedding-only model for chat, and the reverse."""
+    errors = {}
+    for key, needed, error in (
+        (CONF_MODEL, CHAT, "not_a_chat_model"),
+        (CONF_ACTION_MODEL, CHAT, "not_a_chat_model"),
+        (CONF_EMBEDDING_MODEL, EMBED, "not_an_embedding_model"),
+    ):
+        if (name := choice.get(key)) and not _able(models.get(name, frozenset()), needed):
+            errors[key] = error
+    return errors
 
 
 class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
@@ -165,7 +202,7 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
     def __init__(self) -> None:
         """Remember the URL and its models between steps."""
         self._connection: dict[str, str] = {}
-        self._models: list[str] = []
+        self._models: Capabilities = {}
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Ask for the Ollama URL (and the API key of a secured server)."""
@@ -188,9 +225,12 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
 
     async def async_step_models(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Pick the chat, embedding and (optional) action models."""
-        if user_input is None:
+        errors = _model_errors(user_input, self._models) if user_input is not None else {}
+        if user_input is None or errors:
             return self.async_show_form(
-                step_id="models", data_schema=_models_schema(self._models, {})
+                step_id="models",
+                data_schema=_models_schema(self._models, user_input or {}),
+                errors=errors,
             )
         # The host only: a URL's user info would become every entity's friendly name.
         host = urlsplit(self._connection[CONF_URL]).netloc.rpartition("@")[2]
@@ -225,10 +265,12 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
     ) -> ConfigFlowResult:
         """Pick the models again; the entry reloads with the new data."""
         entry = self._get_reconfigure_entry()
-        if user_input is None:
+        errors = _model_errors(user_input, self._models) if user_input is not None else {}
+        if user_input is None or errors:
             return self.async_show_form(
                 step_id="reconfigure_models",
-                data_schema=_models_schema(self._models, dict(entry.data)),
+                data_schema=_models_schema(self._models, user_input or entry.data),
+                errors=errors,
             )
         return self.async_update_reload_and_abort(entry, data={**self._connection, **user_input})
 

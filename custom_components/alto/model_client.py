@@ -100,6 +100,16 @@ async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:
     return sorted(models, key=lambda m: m.name)
 
 
+async def model_capabilities(client: ollama.AsyncClient, name: str) -> frozenset[str]:
+    """What `/api/show` says a model can do ("completion", "embedding", ...); empty when the
+    server does not say (an older Ollama) or the call fails: unknown, not incapable."""
+    try:
+        shown = await client.show(name)
+    except (ollama.ResponseError, httpx.HTTPError, ConnectionError):
+        return frozenset()
+    return frozenset(shown.capabilities or ())
+
+
 def classify_failure(err: BaseException) -> ModelFailure | None:
     """Map an exception raised by a model call to a failure class, or None if unexpected."""
     if isinstance(err, TimeoutError | httpx.TimeoutException):

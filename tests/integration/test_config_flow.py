@@ -129,13 +129,19 @@ async def test_reconfigure(
         result["flow_id"], {CONF_URL: fake_ollama.url}
     )
     assert result["step_id"] == "reconfigure_models"
+    # An embedding-only model cannot chat (Ollama's /api/show says so): a clear error.
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_MODEL: EMBED_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
+    )
+    assert result["errors"] == {CONF_MODEL: "not_a_chat_model"}
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL, CONF_ACTION_MODEL: CHAT_MODEL},
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
-    assert entry.data[CONF_MODEL] == EMBED_MODEL
+    assert entry.data[CONF_ACTION_MODEL] == CHAT_MODEL
 
 
 async def test_reconfigure_to_a_url_already_used(
@@ -187,3 +193,23 @@ async def test_options_flow_rejects_an_unknown_tier(
             result["flow_id"], {"consent": {**DEFAULT_TIERS, "lock": "whenever"}}
         )
     assert "consent" not in setup_alto.options
+
+
+async def test_models_are_offered_by_capability(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    """The chat model defaults to one that chats, the embedding model to one that embeds."""
+    fake_ollama.models = ["all-minilm-embed:latest", "a-small-chat:latest", "zz-chat:latest"]
+    result = await start_user_flow(hass, fake_ollama.url)
+    defaults = {
+        str(key.schema): key.default()
+        for key in result["data_schema"].schema
+        if callable(getattr(key, "default", None))
+    }
+    assert defaults[CONF_MODEL] == "a-small-chat:latest"
+    assert defaults[CONF_EMBEDDING_MODEL] == "all-minilm-embed:latest"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_MODEL: "a-small-chat:latest", CONF_EMBEDDING_MODEL: "zz-chat:latest"},
+    )
+    assert result["errors"] == {CONF_EMBEDDING_MODEL: "not_an_embedding_model"}
