@@ -23,6 +23,11 @@ IDLE_EXPIRY_S = 300.0
 MAX_KEPT_TURNS = 200
 
 
+def trim_step(kept: int) -> int:
+    """How many turns the history may grow past `kept` before it is trimmed back to `kept`."""
+    return max(1, kept // 4)
+
+
 @dataclass(frozen=True, slots=True)
 class BufferEntry:
     """One entry of a turn buffer.
@@ -52,27 +57,27 @@ class TurnBuffer:
         """What was said in this conversation (utterances and spoken replies), oldest first."""
         return [e.content for e in self.entries if e.kind in ("user", "reply")]
 
-    def _start(self, max_history: int) -> int:
-        """Index of the first entry within the last `max_history` user turns (0 keeps all,
-        up to MAX_KEPT_TURNS)."""
-        kept = max_history if 0 < max_history < MAX_KEPT_TURNS else MAX_KEPT_TURNS
-        user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
-        if len(user_positions) > kept:
-            return user_positions[-kept]
-        return 0
-
-    def messages(self, max_history: int, viewer: str | None) -> list[dict[str, str]]:
-        """Chat messages for the last `max_history` user turns and what followed them, as the
-        speaker `viewer` may see them (another user's private thoughts left out)."""
+    def messages(self, viewer: str | None) -> list[dict[str, str]]:
+        """The kept turns as chat messages, as the speaker `viewer` may see them (another
+        user's private thoughts left out)."""
         return [
             {"role": e.role, "content": e.content}
-            for e in self.entries[self._start(max_history) :]
+            for e in self.entries
             if e.private_to is None or e.private_to == viewer
         ]
 
     def trim(self, max_history: int) -> None:
-        """Drop what `messages` would no longer show, so buffers stay bounded."""
-        del self.entries[: self._start(max_history)]
+        """Keep the last `max_history` user turns and what followed them, trimming in steps.
+
+        Between trims the history only grows, so the prompt's prefix stays the same from one
+        turn to the next and the model server can reuse what it computed for it; a trim comes
+        every `trim_step` turns instead of every turn. The model sees between `max_history`
+        and `max_history + trim_step(max_history)` earlier turns (0: all, up to MAX_KEPT_TURNS).
+        """
+        kept = max_history if 0 < max_history < MAX_KEPT_TURNS else MAX_KEPT_TURNS
+        user_positions = [i for i, e in enumerate(self.entries) if e.kind == "user"]
+        if len(user_positions) > kept + trim_step(kept):
+            del self.entries[: user_positions[-kept]]
 
 
 type Speaker = tuple[str | None, str | None]  # (HA user id, device id)

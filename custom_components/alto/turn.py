@@ -82,7 +82,7 @@ async def async_run_turn(
     buffer.add(*thoughts)
     messages = [
         {"role": "system", "content": _system_prompt(hass, runtime)},
-        *buffer.messages(settings.max_history, actor),
+        *buffer.messages(actor),
         *([{"role": "system", "content": neutralized(recalled)}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]

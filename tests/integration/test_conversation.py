@@ -119,8 +119,22 @@ async def test_max_history_trims_old_turns(hass: HomeAssistant, fake_ollama: Fak
     sent = [
         m["content"] for m in fake_ollama.chat_requests[-1]["messages"] if m["role"] != "system"
     ]
-    # The last two earlier turns, then the current utterance.
-    assert sent == ["question 1", "answer 1", "question 2", "answer 2", "question 3"]
+    # Two kept turns may grow by one (the trim step) before they are trimmed back to two.
+    assert sent == [
+        "question 0",
+        "answer 0",
+        "question 1",
+        "answer 1",
+        "question 2",
+        "answer 2",
+        "question 3",
+    ]
+    fake_ollama.reply("¦answer 4¦")
+    await converse(hass, "question 4", conversation_id)
+    sent = [
+        m["content"] for m in fake_ollama.chat_requests[-1]["messages"] if m["role"] != "system"
+    ]
+    assert sent == ["question 2", "answer 2", "question 3", "answer 3", "question 4"]
 
 
 class TestFallbackOff:
