@@ -10,7 +10,7 @@ from __future__ import annotations
 import ollama
 
 from .model import GuardRefusal, Proposal, Registry
-from .proposal import executor_messages, parse_proposal, proposal_schema
+from .proposal import candidates, executor_messages, parse_proposal, proposal_schema
 
 
 async def propose(
@@ -24,10 +24,11 @@ async def propose(
     num_ctx: int,
 ) -> Proposal | GuardRefusal | None:
     """The model's proposal for `span` (None for "nothing to do"); model errors propagate."""
+    shown = candidates(registry, span, area)
     response = await client.chat(
         model=model,
-        messages=executor_messages(span, area, registry),
-        format=proposal_schema(registry),
+        messages=executor_messages(span, area, shown),
+        format=proposal_schema(shown),
         stream=False,
         keep_alive=keep_alive,
         # The same context window as every call to this model: Ollama reloads on a change.

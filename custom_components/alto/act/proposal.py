@@ -8,6 +8,8 @@ carries nothing else.
 """
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from .allowlist import ALLOWLIST, services_for
@@ -23,6 +25,9 @@ from .model import (
 )
 
 TOOLS = (CALL_SERVICE_TOOL, STATE_QUERY_TOOL, NO_TOOL)
+# Entities the executor is shown at most: a large home's full list would crowd a small model's
+# context window (and the schema's enum) for one short statement.
+MAX_CANDIDATES = 60
 # The executor answers with one small object; anything longer is not a proposal.
 MAX_PROPOSAL_BYTES = 4096
 
@@ -44,9 +49,36 @@ def _branch(tool: str, **properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def proposal_schema(registry: Registry) -> dict[str, Any]:
-    """JSON schema of the executor's answer; branches whose enum would be empty are left out."""
+def candidates(
+    registry: Registry, span: str, area: str | None, limit: int = MAX_CANDIDATES
+) -> tuple[ExposedEntity, ...]:
+    """The exposed entities the executor is shown for `span`: all of them in a home of up to
+    `limit`, else the `limit` most relevant ones, deterministically.
+
+    Relevance: words of the span found in the entity's id, name or aliases, then the speaker's
+    area, then the entity id. Narrowing only limits what the model is shown and may name; the
+    guard still checks every proposal against the whole registry.
+    """
     entities = registry.entities()
+    if len(entities) <= limit:
+        return entities
+    wanted = set(_words(span))
+
+    def score(entity: ExposedEntity) -> tuple[int, int, str]:
+        names = _words(" ".join((entity.entity_id, entity.name, *entity.aliases)))
+        overlap = len(wanted & set(names))
+        local = 1 if area is not None and entity.area == area else 0
+        return (-overlap, -local, entity.entity_id)
+
+    return tuple(sorted(entities, key=score)[:limit])
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.casefold().replace("_", " "))
+
+
+def proposal_schema(entities: Sequence[ExposedEntity]) -> dict[str, Any]:
+    """JSON schema of the executor's answer; branches whose enum would be empty are left out."""
     entity_ids = [entity.entity_id for entity in entities]
     services = sorted({name for entity in entities for name in services_for(entity.domain)})
     branches = []
@@ -131,9 +163,10 @@ def _service_lines(domains: set[str]) -> list[str]:
     return lines
 
 
-def executor_messages(span: str, area: str | None, registry: Registry) -> list[dict[str, str]]:
-    """The executor's whole context: its role, the exposed entities and the span; no history."""
-    entities = registry.entities()
+def executor_messages(
+    span: str, area: str | None, entities: Sequence[ExposedEntity]
+) -> list[dict[str, str]]:
+    """The executor's whole context: its role, the candidate entities and the span; no history."""
     system = "\n".join(
         [
             _ROLE,
