@@ -25,6 +25,7 @@ from .history import TurnBuffers
 from .memory.qualification import Mode
 from .memory_organ import MemoryOrgan, signal_memory_changed
 from .model_client import ModelFailure, ServedModel, classify_failure, list_models
+from .reply_stats import ReplyStats
 from .settings import AltoSettings
 from .surface.surfacer import SurfaceOutcome
 from .thoughts import ThoughtOrgan, signal_thought
@@ -45,6 +46,7 @@ class AltoRuntime:
     thoughts: ThoughtOrgan
     thought_coordinator: ThoughtCoordinator
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
+    reply_stats: ReplyStats = field(default_factory=ReplyStats)
 
 
 class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):

@@ -50,6 +50,9 @@ async def async_get_config_entry_diagnostics(
             name: model.digest for name, model in sorted((coordinator.data or {}).items())
         },
         "open_conversations": len(runtime.buffers),
+        "reply_channel": runtime.settings.reply_channel.value,
+        "replies": runtime.reply_stats.replies,
+        "fallback_replies": runtime.reply_stats.fallback,
         "memory": None
         if runtime.memory is None
         else {

@@ -26,6 +26,7 @@ from homeassistant.helpers import intent, template
 from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
+from . import reply_stats
 from .action_organ import SpanOutcome, TurnContext
 from .channel.admission import admit
 from .channel.json_channel import SCHEMA, JsonChannel
@@ -137,6 +138,13 @@ async def async_run_turn(
                 {"span": o.span, "verdict": o.verdict.value, "reason": o.reason} for o in outcomes
             ],
         }
+    )
+    reply_stats.async_record(
+        hass,
+        entry.entry_id,
+        runtime.reply_stats,
+        model=settings.model,
+        used_fallback=channel.used_fallback,
     )
     LOGGER.debug(
         "Turn: channel %s, fallback %s, %d action(s) %s, memory block %s, %d withheld",

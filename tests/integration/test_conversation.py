@@ -8,6 +8,7 @@ import pytest
 from homeassistant.components import conversation
 from homeassistant.components.conversation import trace as conversation_trace
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.alto.channel.json_channel import SCHEMA
@@ -236,3 +237,29 @@ async def test_json_reply_speaks_only_the_speech(hass: HomeAssistant, fake_ollam
     result = await converse(hass, "how warm is it?")
     assert speech(result) == "It is 21 degrees."
     assert result.response.response_type.value == "query_answer"
+
+
+class TestMarksIgnored:
+    """A model that ignores the marks, on the marks channel."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """Speech and actions between marks (the fallback on, as by default)."""
+        return {"reply_channel": "markers"}
+
+    @pytest.mark.usefixtures("setup_alto")
+    async def test_mostly_unmarked_replies_raise_a_repair_issue(
+        self, hass: HomeAssistant, fake_ollama: FakeOllama
+    ) -> None:
+        """Ten plain replies out of ten: Alto says so, and suggests the JSON answer."""
+        issues = ir.async_get(hass)
+        for n in range(10):
+            fake_ollama.reply(f"Plain answer {n}.")
+            await converse(hass, f"question {n}")
+            raised = issues.async_get_issue("alto", f"model_ignores_marks_{_entry_id(hass)}")
+            assert (raised is not None) == (n == 9)
+
+
+def _entry_id(hass: HomeAssistant) -> str:
+    """The one Alto entry's id."""
+    return hass.config_entries.async_entries("alto")[0].entry_id
