@@ -132,11 +132,14 @@ async def test_panel_is_registered_and_served(
 
 
 async def test_panel_strings_come_from_the_translations(ana: Person) -> None:
-    """The panel's strings are the `panel_` keys of `common`, without the prefix."""
+    """The panel's strings are the `panel_` keys of `common`, without the prefix, per language."""
     strings = await ana.ok(type="alto/strings", language="en")
     assert strings["memories"] == "Memories"
     assert strings["said_by"] == "Said by {name}"
     assert all(not key.startswith("panel_") for key in strings)
+    german = await ana.ok(type="alto/strings", language="de")
+    assert german["memories"] == "Erinnerungen"
+    assert german.keys() == strings.keys()
 
 
 # -- what each user sees --------------------------------------------------------------------------

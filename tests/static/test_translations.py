@@ -1,4 +1,4 @@
-"""Every translation says everything `strings.json` says, with the same placeholders (hassfest-style).
+"""Each translation says all that `strings.json` says, with the same placeholders (hassfest-style).
 
 `strings.json` is the source; `translations/en.json` is exactly it; German, French, Spanish, Dutch
 and Italian (the languages the confirmation words cover) carry every key and no other, and each
