@@ -130,7 +130,7 @@ async def test_num_predict_stops_with_length(client: ollama.AsyncClient) -> None
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "speech": {"type": "string", "maxLength": 120},
+        "speech": {"type": "string", "maxLength": 40},
         "actions": {
             "type": "array",
             "items": {"type": "string", "enum": ["light.kitchen", "lock.front_door"]},
@@ -162,7 +162,7 @@ async def test_format_schema_constrains_the_reply(client: ollama.AsyncClient) ->
     reply = json.loads(whole.message.content or "")
     assert list(reply) == ["speech", "actions", "mood", "count"]  # the schema's order
     assert isinstance(reply["speech"], str)
-    assert len(reply["speech"]) <= 120
+    assert len(reply["speech"]) <= 40
     assert len(reply["actions"]) <= 2
     assert set(reply["actions"]) <= {"light.kitchen", "lock.front_door"}
     assert reply["mood"] in ("calm", "busy")
