@@ -15,6 +15,7 @@ is one more entry in `SECTIONS` and one more renderer in the panel.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -28,10 +29,11 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.util.ulid import ulid_to_bytes_or_none
 
-from .const import DOMAIN
+from .const import DOMAIN, LOGGER
 from .coordinator import AltoConfigEntry
 from .memory.profile import processor_digest
 from .memory.records import (
+    CURRENT,
     HOUSEHOLD,
     KIND_CORRECTION,
     UNKNOWN_ACTOR,
@@ -168,16 +170,21 @@ def intents_view(records: Sequence[IntentRecord], names: Mapping[str, str]) -> l
 
 
 def _read_memory(
-    memory: MemoryOrgan, viewer: str, thought_ids: set[int], users: Sequence[str]
+    memory: MemoryOrgan, viewer: str, thought_ids: set[int], every_owner: bool
 ) -> tuple[list[Row], dict[int, Row], dict[str, int]]:
     """Everything a view reads from the store, in one executor job (the store is blocking):
-    the viewer's rows, the rows recent thoughts quote, and each named user's private count."""
+    the viewer's rows, the rows recent thoughts quote, and (for an administrator) how many
+    current private memories each owner has, users deleted from HA included."""
     rows = memory.store.rows(viewer, current_only=False)
     sources = {row.id: row for row in memory.store.get(sorted(thought_ids))}
-    counts = {
-        user: sum(1 for row in memory.store.rows(user) if row.scope == user) for user in users
-    }
-    return rows, sources, counts
+    counts: Counter[str] = Counter()
+    # Every stored row has codes: the selection snapshot's ids are all of them.
+    snapshot = memory.store.state.snapshot() if every_owner else None
+    if snapshot is not None:
+        for row in memory.store.get(snapshot.ids.tolist()):
+            if row.scope != HOUSEHOLD and row.status == CURRENT:
+                counts[row.scope] += 1
+    return rows, sources, dict(counts)
 
 
 async def async_view(hass: HomeAssistant, entry: AltoConfigEntry, viewer: Viewer) -> dict[str, Any]:
@@ -199,9 +206,8 @@ async def async_view(hass: HomeAssistant, entry: AltoConfigEntry, viewer: Viewer
     counts: dict[str, int] = {}
     if memory is not None:
         thought_ids = {i for record in recent.thoughts for i in record.source_ids}
-        owners = [user.id for user in users] if viewer.is_admin else []
         rows, sources, counts = await hass.async_add_executor_job(
-            _read_memory, memory, viewer.user_id, thought_ids, owners
+            _read_memory, memory, viewer.user_id, thought_ids, viewer.is_admin
         )
     for name, section in SECTIONS:
         view[name] = section(
@@ -236,9 +242,14 @@ def _admin_section(data: SectionInput) -> dict[str, Any] | None:
         "qualified": memory.automatic_available,
         "requested_mode": MODE_STATES[memory.requested_mode],
         "effective_mode": MODE_STATES[memory.effective_mode],
+        # Every user, and every owner whose user is gone (name None): purge is for them too.
         "users": [
-            {"id": user_id, "name": data.names[user_id], "private_memories": count}
-            for user_id, count in data.counts.items()
+            {
+                "id": owner,
+                "name": data.names.get(owner),
+                "private_memories": data.counts.get(owner, 0),
+            }
+            for owner in [*data.names, *sorted(data.counts.keys() - data.names.keys())]
         ],
     }
 
@@ -289,7 +300,11 @@ async def ws_subscribe(
         while True:
             await dirty.wait()
             dirty.clear()  # changes during the build mark it dirty again: one more round
-            view = await async_view(hass, entry, viewer)
+            try:
+                view = await async_view(hass, entry, viewer)
+            except Exception:  # noqa: BLE001 - the panel stays subscribed; the next change retries
+                LOGGER.exception("The Alto panel's view could not be built")
+                continue
             if view != sent:  # someone else's private change shows this viewer nothing
                 sent = view
                 connection.send_event(msg["id"], view)

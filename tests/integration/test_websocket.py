@@ -15,7 +15,7 @@ from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
 from homeassistant.auth.models import Credentials
 from homeassistant.auth.providers import homeassistant as auth_ha
 from homeassistant.components.frontend import DATA_PANELS
-from homeassistant.core import HomeAssistant
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util.ulid import ulid_at_time
 from pytest_homeassistant_custom_component.common import CLIENT_ID, MockConfigEntry, MockUser
@@ -32,7 +32,7 @@ from custom_components.alto.panel_api import memories_view, source_of
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.thoughts import signal_thought
 
-from .helpers import memory
+from .helpers import alto_service, memory
 
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
@@ -227,6 +227,22 @@ async def test_only_an_administrator_qualifies_purges_and_sees_the_admin_section
     assert (await bob.view())["memories"] == []
     counts = {u["name"]: u["private_memories"] for u in (await ana.view())["admin"]["users"]}
     assert (counts["Ana"], counts["Bob"]) == (0, 0)
+
+
+async def test_an_administrator_purges_the_memories_of_a_user_deleted_from_home_assistant(
+    hass: HomeAssistant, ana: Person
+) -> None:
+    """A deleted user's memories stay listed (no name) until an administrator purges them."""
+    carl = MockUser(name="Carl").add_to_hass(hass)
+    await alto_service(hass, "remember", {"text": BOB_SECRET}, Context(user_id=carl.id))
+    await _remember(ana, SHARED, owner=HOUSEHOLD)
+    await hass.auth.async_remove_user(carl)
+
+    users = (await ana.view())["admin"]["users"]
+    assert {"id": carl.id, "name": None, "private_memories": 1} in users
+    assert len((await ana.ok(type="alto/purge", owner=carl.id))["forgotten"]) == 1
+    assert carl.id not in {user["id"] for user in (await ana.view())["admin"]["users"]}
+    assert _quotes(await ana.view()) == {SHARED}
 
 
 async def test_qualify_reports_the_verdict_without_the_raw_answers(ana: Person) -> None:

@@ -462,8 +462,8 @@ class AltoPanel extends HTMLElement {
       h("h2", {}, this.t("users")),
       h("table", { class: "users" },
         h("tr", {}, h("th", {}, this.t("user")), h("th", {}, this.t("private_memories")), h("th", {})),
-        admin.users.map((user) => h("tr", { "data-user": user.name },
-          h("td", {}, user.name),
+        admin.users.map((user) => h("tr", { "data-user": user.name ?? user.id },
+          h("td", {}, user.name ?? this.t("former_user")),
           h("td", { class: "count" }, String(user.private_memories)),
           h("td", {}, h("button", {
             class: "danger purge", disabled: user.private_memories === 0,
@@ -485,7 +485,7 @@ class AltoPanel extends HTMLElement {
   }
 
   _purge(user) {
-    this._ask(this.t("purge_confirm_title", { name: user.name }),
+    this._ask(this.t("purge_confirm_title", { name: user.name ?? this.t("former_user") }),
       this.t("purge_confirm_text", { count: user.private_memories }), this.t("purge"), async () => {
         const done = await this._call({ type: "alto/purge", owner: user.id }).catch(() => null);
         if (done) this._status(this.t("forgotten", { count: done.forgotten.length }), true);
