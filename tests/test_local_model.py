@@ -266,7 +266,9 @@ async def test_num_ctx_drops_the_oldest_messages(
     assert len(local_ollama.results) == 1  # the refused request generated nothing
 
 
-async def test_num_ctx_changes_are_counted(client: ollama.AsyncClient) -> None:
+async def test_num_ctx_changes_are_counted(
+    client: ollama.AsyncClient, local_ollama: LocalOllama
+) -> None:
     """Each change of `num_ctx` between calls (a reload on Ollama) is counted."""
     model, _ = chat_model()
     options = {"temperature": 0, "num_predict": 1}
@@ -277,6 +279,8 @@ async def test_num_ctx_changes_are_counted(client: ollama.AsyncClient) -> None:
     await client.chat(model=CHAT_MODEL, messages=ASK, options={**options, "num_ctx": 4096})
     await client.chat(model=CHAT_MODEL, messages=ASK, options=options)  # Ollama's default: 4096
     assert model.num_ctx_changes == before + 1
+    sent = [body["options"].get("num_ctx") for body in local_ollama.chat_requests]
+    assert sent == [2048, 2048, 4096, None]
 
 
 async def test_disconnect_stops_generation_and_the_loop_stays_free(
