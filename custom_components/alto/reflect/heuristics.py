@@ -1,0 +1,121 @@
+"""The deterministic half of N+1: Verify on every pass, commitments and hedges as the fallback.
+
+`verify` runs on every pass, model or not: a reply sentence that reports a device action as done
+(`channel.speech_gate.claims_done`, the same patterns the speech gate withholds by) when no
+effector acted in that turn is a high-urgency observation; when something acted but another
+action of the turn failed, was refused or declined, a medium one.
+
+`fallback` is what N+1 notes when the model fails, times out or answers malformed: `verify`,
+plus commitments (a sentence of the person's with "I'll", "I will", "I'm going to", "I need
+to", "I have to", "remind me", "don't let me forget", "tomorrow I"; a sentence of Alto's with
+"I'll"/"I will" when no effector acted that turn) at medium urgency, plus a low-urgency note
+when Alto's reply hedges densely (at least `HEDGE_MIN` hedge phrases and at least
+`HEDGE_DENSITY` of its words). The phrase lists are English; other languages get Verify only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from ..channel.speech_gate import claims_done
+from .records import Mandate, Turn, Urgency
+
+HEDGE_MIN: Final = 2
+HEDGE_DENSITY: Final = 0.05
+_UNDONE: Final = frozenset({"failed", "refused", "declined", "awaiting_confirmation"})
+_SENTENCES: Final = re.compile(r"[^.!?…\n]+[.!?…]*")
+_WORDS: Final = re.compile(r"\w+(?:['’]\w+)?")
+_PERSON_COMMITMENT: Final = re.compile(
+    r"\b(?:i(?:['’]ll| will| am going to|['’]m going to| need to| have to)|remind me|"
+    r"don['’]t let me forget|tomorrow i)\b",
+    re.IGNORECASE,
+)
+_ALTO_COMMITMENT: Final = re.compile(r"\bi(?:['’]ll| will)\b", re.IGNORECASE)
+_HEDGES: Final = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|might|i think|i believe|i guess|not sure|"
+    r"it seems|seems to|could be|i['’]m not certain)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """An observation before it gets an id and a box."""
+
+    mandate: Mandate
+    turns: tuple[int, ...]
+    content: str
+    urgency: Urgency
+    source: str = "heuristic"  # or "model"
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut after ., !, ?, … or a line break; each piece stripped, blanks dropped."""
+    return [s.strip() for s in _SENTENCES.findall(text) if s.strip()]
+
+
+def verify(turn: Turn) -> list[Draft]:
+    """Alto's spoken claims of a completed action against the effector's record of the turn."""
+    claims = [s for s in sentences(turn.reply) if claims_done(s)]
+    if not claims:
+        return []
+    if not any(o.acted for o in turn.outcomes):
+        return [
+            Draft(
+                Mandate.VERIFY,
+                (turn.n,),
+                f'Alto said "{claims[0]}" but no action succeeded.',
+                Urgency.HIGH,
+            )
+        ]
+    undone = [o for o in turn.outcomes if o.verdict in _UNDONE]
+    if not undone:
+        return []
+    what = ", ".join(f"{o.service or 'action'} {o.entity_id or ''}".strip() for o in undone)
+    return [
+        Draft(
+            Mandate.VERIFY,
+            (turn.n,),
+            f'Alto said "{claims[0]}" but {what} did not succeed ({undone[0].verdict}).',
+            Urgency.MEDIUM,
+        )
+    ]
+
+
+def commitments(turn: Turn) -> list[Draft]:
+    """Things the person or Alto said would be done later."""
+    found = [
+        Draft(Mandate.COMPLETE, (turn.n,), f'The person said: "{s}"', Urgency.MEDIUM)
+        for s in sentences(turn.utterance)
+        if _PERSON_COMMITMENT.search(s)
+    ]
+    if not any(o.acted for o in turn.outcomes):
+        found += [
+            Draft(Mandate.COMPLETE, (turn.n,), f'Alto said: "{s}"', Urgency.MEDIUM)
+            for s in sentences(turn.reply)
+            if _ALTO_COMMITMENT.search(s)
+        ]
+    return found
+
+
+def hedging(turn: Turn) -> list[Draft]:
+    """A note when Alto's reply hedges densely enough to be worth checking."""
+    words = len(_WORDS.findall(turn.reply))
+    hedges = len(_HEDGES.findall(turn.reply))
+    if hedges < HEDGE_MIN or hedges < HEDGE_DENSITY * words:
+        return []
+    return [
+        Draft(
+            Mandate.SURFACE,
+            (turn.n,),
+            f"Alto's reply hedged {hedges} times in {words} words; it may need checking.",
+            Urgency.LOW,
+        )
+    ]
+
+
+def fallback(turns: list[Turn]) -> list[Draft]:
+    """Every deterministic observation of the turns, in turn order."""
+    return [d for t in turns for d in (*verify(t), *commitments(t), *hedging(t))]

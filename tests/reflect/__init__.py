@@ -1,0 +1,1 @@
+"""Tests of the reflect package (no Home Assistant instance needed)."""
