@@ -3,9 +3,10 @@
 Reads build one *view* for the connection's user: the memories that user may see (household
 and their own private ones, current and superseded) with who said each and when, the user's
 recent thoughts and captured intents, and for an administrator the qualification state and each
-user's private-memory count. Writes (`alto/remember`, `alto/forget`, `alto/recall`,
-`alto/qualify`, `alto/purge`) call Alto's own services with the user's context, so every scope
-and administrator check is the one the services make, not a second copy of it.
+user's private-memory count. The other commands (`alto/remember`, `alto/forget`, `alto/recall`,
+`alto/qualify`, `alto/purge`) run the services' own schemas and handlers with the user's
+context, so every scope check is the one the services make, not a second copy of it; they are
+not service calls, because the effector stays Alto's one service call site.
 
 `alto/subscribe` sends the view at once and again whenever it changes for that user; a memory
 change another user cannot see sends them nothing. A later section (the inbox, a synthesis)
@@ -24,7 +25,8 @@ from typing import Any
 import probatio
 from homeassistant.auth.models import User
 from homeassistant.components import websocket_api
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import HomeAssistant, ServiceCall, callback
+from homeassistant.exceptions import Unauthorized
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.util.ulid import ulid_to_bytes_or_none
@@ -43,13 +45,20 @@ from .memory.records import (
 from .memory_organ import MemoryOrgan, signal_memory_changed
 from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
 from .sensor import MODE_STATES
+
+# The services' own handlers: the panel allows exactly what they allow (see `_run_service`).
 from .services import (
     ATTR_ENTRY_ID,
-    SERVICE_FORGET,
-    SERVICE_PURGE,
-    SERVICE_QUALIFY,
-    SERVICE_RECALL,
-    SERVICE_REMEMBER,
+    ENTRY_SCHEMA,
+    FORGET_SCHEMA,
+    PURGE_SCHEMA,
+    RECALL_SCHEMA,
+    REMEMBER_SCHEMA,
+    _async_forget,
+    _async_purge,
+    _async_qualify,
+    _async_recall,
+    _async_remember,
     loaded_entry,
 )
 
@@ -330,24 +339,36 @@ async def ws_subscribe(
     dirty.set()
 
 
-async def _service(
+@dataclass(frozen=True, slots=True)
+class ServiceAction:
+    """One of Alto's services as the panel runs it: its own schema and handler, as registered."""
+
+    schema: probatio.Schema
+    handler: Callable[[ServiceCall], Coroutine[Any, Any, dict[str, Any]]]
+    admin: bool  # registered with `async_register_admin_service`
+
+
+async def _run_service(
     hass: HomeAssistant,
     connection: websocket_api.ActiveConnection,
     msg: dict[str, Any],
-    service: str,
+    action: ServiceAction,
     data: dict[str, Any],
-) -> Any:
-    """Call an Alto service as the connection's user (its scope and admin checks apply)."""
+) -> dict[str, Any]:
+    """Run a service's handler as the connection's user, with the checks its registration adds.
+
+    Not through `hass.services`: the effector is Alto's one service call site. The service's
+    own schema validates the data and its own handler decides scope (`_async_scope`), so a
+    command allows exactly what the service allows; an administrator service refuses a
+    non-administrator here as HA's admin wrapper does.
+    """
+    context = connection.context(msg)
+    if action.admin and not connection.user.is_admin:
+        raise Unauthorized(context=context)
     if ATTR_ENTRY_ID in msg:
         data = {**data, ATTR_ENTRY_ID: msg[ATTR_ENTRY_ID]}
-    return await hass.services.async_call(
-        DOMAIN,
-        service,
-        data,
-        blocking=True,
-        context=connection.context(msg),
-        return_response=True,
-    )
+    call = ServiceCall(hass, DOMAIN, "panel", action.schema(data), context, return_response=True)
+    return await action.handler(call)
 
 
 def _passing(*fields: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -358,19 +379,19 @@ def _passing(*fields: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 def _service_command(
     command: str,
     schema: dict[Any, Any],
-    service: str,
+    action: ServiceAction,
     data: Callable[[dict[str, Any]], dict[str, Any]],
     answer: Callable[[HomeAssistant, AltoConfigEntry, Viewer, Any], Coroutine[Any, Any, Any]]
     | None = None,
 ) -> websocket_api.WebSocketCommandHandler:
-    """A command that is one Alto service call as the caller; `answer` may reshape its result."""
+    """A command that runs one Alto service as the caller; `answer` may reshape its result."""
 
     @websocket_api.websocket_command({probatio.Required("type"): command, **ENTRY, **schema})
     @websocket_api.async_response
     async def handler(
         hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
     ) -> None:
-        result = await _service(hass, connection, msg, service, data(msg))
+        result: Any = await _run_service(hass, connection, msg, action, data(msg))
         if answer is not None:
             entry = loaded_entry(hass, msg.get(ATTR_ENTRY_ID))
             result = await answer(hass, entry, _viewer(connection), result)
@@ -416,6 +437,13 @@ async def ws_strings(
     connection.send_result(msg["id"], strings)
 
 
+# The services the panel runs, with the schema and handler `services` registers for each.
+RECALL = ServiceAction(RECALL_SCHEMA, _async_recall, admin=False)
+REMEMBER = ServiceAction(REMEMBER_SCHEMA, _async_remember, admin=False)
+FORGET = ServiceAction(FORGET_SCHEMA, _async_forget, admin=False)
+QUALIFY = ServiceAction(ENTRY_SCHEMA, _async_qualify, admin=True)
+PURGE = ServiceAction(PURGE_SCHEMA, _async_purge, admin=True)
+
 COMMANDS: tuple[websocket_api.WebSocketCommandHandler, ...] = (
     ws_view,
     ws_subscribe,
@@ -423,26 +451,24 @@ COMMANDS: tuple[websocket_api.WebSocketCommandHandler, ...] = (
     _service_command(
         "alto/recall",
         {probatio.Required("query"): str, probatio.Optional("limit"): int},
-        SERVICE_RECALL,
+        RECALL,
         _passing("query", "limit"),
         _recalled,
     ),
     _service_command(
         "alto/remember",
         {probatio.Required("text"): str, probatio.Optional("owner"): str},
-        SERVICE_REMEMBER,
+        REMEMBER,
         _passing("text", "owner"),
     ),
     _service_command(
         "alto/forget",
         {probatio.Required("memory_id"): int},  # `id` is the websocket message's own
-        SERVICE_FORGET,
+        FORGET,
         lambda msg: {"id": msg["memory_id"]},
     ),
-    _service_command("alto/qualify", {}, SERVICE_QUALIFY, _passing(), _qualified),
-    _service_command(
-        "alto/purge", {probatio.Required("owner"): str}, SERVICE_PURGE, _passing("owner")
-    ),
+    _service_command("alto/qualify", {}, QUALIFY, _passing(), _qualified),
+    _service_command("alto/purge", {probatio.Required("owner"): str}, PURGE, _passing("owner")),
 )
 
 
