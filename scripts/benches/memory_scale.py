@@ -241,6 +241,8 @@ def main() -> None:
         print(json.dumps(child(args.child, args.checkpoint or None)))
         return
     sizes = [10_000] if args.quick else sorted(int(s) for s in args.sizes.split(","))
+    if sizes[0] < CHECKPOINT_EVERY:
+        parser.error(f"sizes start at {CHECKPOINT_EVERY} (a checkpoint that far behind is built)")
     with tempfile.TemporaryDirectory() as scratch:
         root = args.store_dir or Path(scratch)
         results = []

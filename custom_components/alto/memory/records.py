@@ -16,12 +16,12 @@ correction's dependency but leaves recall. `sequence` is the journal sequence of
 that wrote the row; `target` the id a correction superseded (0 for none). Inferred rows keep the
 model and processor digests that produced them. `vector` is the float32 little-endian embedding:
 float32 is what Chroma stores, so quantizing it gives identical int8 codes before and after a
-restart and in replay.
+restart and in replay. Rows in a mutation carry it; rows held by a `MemoryState` do not (b"").
 
 A `Mutation` is the canonical change of one journal entry: rows to upsert, ids to supersede,
 ids to delete. Applying it twice gives the same state. `MemoryState` is the exact in-memory image
-(rows plus int8 codes) that the store mirrors from Chroma and replay rebuilds from the journal,
-so both select with the same code.
+(rows plus int8 codes) that the store mirrors from Chroma (or a checkpoint) and replay rebuilds
+from the journal, so both select with the same codes.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ type Allowed = Callable[[Snapshot], np.ndarray]
 SCORE_BYTES = 32 << 20
 # int32 holds every score while d * 127 * 127 <= 2**31 - 1.
 INT32_DIM = (2**31 - 1) // (CODE_MAX * CODE_MAX)
-_CHUNK_COLUMNS = 4096  # numpy casts this many rows of a block at a time (12 MiB of float32)
+_CHUNK_COLUMNS = 4096  # numpy casts this many columns of a block at a time (12 MiB of float32)
 
 
 class Scorer(Protocol):
@@ -279,8 +279,8 @@ def top_k_batch(
     group = max(1, SCORE_BYTES // (np.dtype(score_dtype(snapshot.dim)).itemsize * len(snapshot)))
     hits: list[Hits] = []
     for start in range(0, len(queries), group):
-        block = scores(snapshot, queries[start : start + group], scorer)
+        scored = scores(snapshot, queries[start : start + group], scorer)
         if allowed is not None:
-            block[:, ~allowed] = np.iinfo(block.dtype).min  # below every real score
-        hits += [best(row, snapshot.ids, k, eligible=eligible) for row in block]
+            scored[:, ~allowed] = np.iinfo(scored.dtype).min  # below every real score
+        hits += [best(row, snapshot.ids, k, eligible=eligible) for row in scored]
     return hits
