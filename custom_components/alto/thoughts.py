@@ -80,7 +80,10 @@ class ThoughtOrgan:
                 num_ctx=settings.num_ctx,
             )
             surfacer = build_surfacer(
-                view, render, SurfacerOptions(recall=settings.surfacer_recall)
+                view,
+                render,
+                SurfacerOptions(recall=settings.surfacer_recall),
+                run_blocking=hass.async_add_executor_job,
             )
         return cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from custom_components.alto.surface.cues import find_cues
+import pytest
+
+from custom_components.alto.surface import cues
+from custom_components.alto.surface.cues import CueIndex, find_cues
 
 NAMES = ["Tom", "Maria", "the boiler", "Grandma Rose", "Rose", "Biscuit"]
 
@@ -69,3 +72,49 @@ def test_nothing_to_find() -> None:
     assert find_cues("", NAMES) == []
     assert find_cues("hello there", []) == []
     assert find_cues("hello there", ["", "  ", "!!"]) == []
+
+
+# --- the index: each name segmented once ---------------------------------------------------------
+
+
+def counting_keys(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every name `CueIndex.build` segments."""
+    segmented: list[str] = []
+    keys = cues._keys
+
+    def recording(name: str) -> tuple[tuple[str, ...], ...]:
+        segmented.append(name)
+        return keys(name)
+
+    monkeypatch.setattr(cues, "_keys", recording)
+    return segmented
+
+
+def test_an_index_finds_what_find_cues_finds() -> None:
+    """One index answers every utterance as `find_cues` would."""
+    index = CueIndex.build(NAMES)
+    for said in ("Did Maria ring about the boiler?", "Grandma Rose and Rose next door", "hello"):
+        assert index.find(said) == find_cues(said, NAMES)
+    assert index.find("Tom, Maria, Biscuit and the boiler", limit=1) == ["the boiler"]
+
+
+def test_a_new_index_segments_only_names_no_earlier_index_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Keys are reused from earlier indexes; only a new name is segmented."""
+    segmented = counting_keys(monkeypatch)
+    household = CueIndex.build(["Tom", "Maria"])
+    private = CueIndex.build(["Biscuit"])
+    assert segmented == ["Tom", "Maria", "Biscuit"]
+    both = CueIndex.build(["Maria", "Biscuit", "the boiler"], household, private)
+    assert segmented == ["Tom", "Maria", "Biscuit", "the boiler"]
+    assert both.keys["Maria"] is household.keys["Maria"]
+    assert both.find("Maria fed Biscuit by the boiler") == ["the boiler", "Biscuit", "Maria"]
+
+
+def test_a_name_left_out_of_the_new_index_is_no_cue() -> None:
+    """An index holds only the names it was built from, whatever an earlier one held."""
+    earlier = CueIndex.build(NAMES)
+    later = CueIndex.build(["Maria"], earlier)
+    assert "Tom" not in later.keys
+    assert later.find("Tom and Maria") == ["Maria"]

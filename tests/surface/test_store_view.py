@@ -25,6 +25,7 @@ from custom_components.alto.memory.qualification import QualificationTable
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.store import MemoryStore
 from custom_components.alto.model_client import close_client
+from custom_components.alto.surface import cues
 from custom_components.alto.surface.cues import find_cues
 from custom_components.alto.surface.memory_view import Phrase, RecallView
 from custom_components.alto.surface.render import RENDER_OPTIONS, render_for
@@ -380,6 +381,27 @@ async def test_recall_never_returns_another_users_private_rows(home: Home) -> No
     assert home.phrase("b_private") in [p for _, p in for_b]
     assert home.phrase("b_explicit", 0) in [p for _, p in for_b]
     assert home.phrase("a_private") not in [p for _, p in for_b]
+
+
+async def test_recall_segments_a_known_name_once(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recalls keep the viewer's cue keys: a later recall segments no name again."""
+    segmented: list[str] = []
+    keys = cues._keys
+
+    def recording(name: str) -> tuple[tuple[str, ...], ...]:
+        segmented.append(name)
+        return keys(name)
+
+    monkeypatch.setattr(cues, "_keys", recording)
+    view = view_of(home)
+    first = await view.recall("Who fixed the gate on Sunday?", USER_A, 4)
+    assert sorted(segmented) == sorted(await view.known_names(USER_A))
+    segmented.clear()
+    assert await view.recall("Who fixed the gate on Sunday?", USER_A, 4) == first
+    assert await view.recall("Who is allergic to peanuts?", None, 4)  # household names: a subset
+    assert segmented == []
 
 
 async def test_recall_groups_a_phrase_under_the_name_the_utterance_cued(home: Home) -> None:

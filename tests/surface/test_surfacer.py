@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from custom_components.alto.surface import cues
+from custom_components.alto.surface import surfacer as core
 from custom_components.alto.surface.memory_view import MemoryView, Phrase, RecallView
 from custom_components.alto.surface.surfacer import (
+    REGENERATE_INSTRUCTION,
     SYSTEM_INSTRUCTION,
     Heard,
     NoopSurfacer,
@@ -19,6 +23,7 @@ from custom_components.alto.surface.surfacer import (
     SurfacerOptions,
     build_surfacer,
     estimate_tokens,
+    run_in_thread,
     trim_episode,
 )
 
@@ -166,6 +171,43 @@ async def test_fabricated_render_is_regenerated_once_then_dropped() -> None:
     for span in ('"awful"', '"habit"', '"evening"'):
         assert span in follow_up["content"]
     assert "dog" not in follow_up["content"]  # only the untraceable spans are named
+
+
+CHANGED = "These parts change what a memory phrase says (a negation, who did what, or how often):"
+
+
+@pytest.mark.parametrize(
+    ("render", "mode", "span"),
+    [
+        (
+            "I remember the dog walks Maria every morning.",
+            "swapped",
+            "dog walks Maria every morning",
+        ),
+        ("I remember Maria is not allergic to cats.", "polarity", "not"),
+        ("I remember Maria walks the dog some mornings.", "quantifier", "some"),
+    ],
+)
+async def test_a_render_changing_what_a_phrase_says_is_told_so(
+    render: str, mode: str, span: str
+) -> None:
+    """Words that trace but change a phrase's meaning are named as such, not as untraceable."""
+    renderer = Renderer(render, FAITHFUL)
+    outcome = await surface(View(), renderer, Heard("Maria?"))
+    assert (outcome.verdict, outcome.failure_modes, outcome.attempts) == ("surfaced", [mode], 2)
+    assert renderer.calls[1][-1]["content"] == f'{CHANGED} "{span}". {REGENERATE_INSTRUCTION}'
+
+
+async def test_untraceable_and_changed_parts_are_named_apart() -> None:
+    """A render with both kinds of failure gets one line for each."""
+    bad = "I remember Maria walks the dog every evening and the dog walks Maria."
+    renderer = Renderer(bad, FAITHFUL)
+    outcome = await surface(View(), renderer, Heard("Maria?"))
+    assert outcome.failure_modes == ["untraceable", "swapped"]
+    assert renderer.calls[1][-1]["content"] == (
+        "These words of your thought do not trace to the memory phrases of the person or thing "
+        f'they are about: "evening". {CHANGED} "dog walks Maria". {REGENERATE_INSTRUCTION}'
+    )
 
 
 async def test_faithful_second_attempt_after_a_bad_first_is_surfaced() -> None:
@@ -320,6 +362,72 @@ async def test_cancellation_propagates() -> None:
         await task
 
 
+# --- off the event loop --------------------------------------------------------------------------
+
+
+async def test_matching_and_verification_never_run_on_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Segmenting the utterance, the names and the render happens off the loop's thread."""
+    threads: dict[str, set[int]] = {}
+    for module, name in ((cues, "_words"), (core, "verify_render"), (core, "tokens")):
+        original = getattr(module, name)
+
+        def watched(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            threads.setdefault(_name, set()).add(threading.get_ident())
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(module, name, watched)
+    episode = ["user: Maria was round on Sunday.", "alto: Good to know."]
+    outcome = await surface(View(), Renderer(FAITHFUL), Heard("Is Maria in?", "u1", episode))
+    assert outcome.verdict == "surfaced"
+    assert set(threads) == {"_words", "verify_render", "tokens"}
+    assert all(threading.get_ident() not in ran_in for ran_in in threads.values())
+
+
+async def test_the_blocking_work_goes_through_the_given_run_blocking() -> None:
+    """Cue matching and each verification are one `run_blocking` call each (HA's executor)."""
+    calls: list[str] = []
+
+    async def recording(function: Callable[[], Any]) -> Any:
+        calls.append(getattr(function, "func", function).__name__)
+        return await run_in_thread(function)
+
+    renderer = Renderer("I remember Maria walks the cat every evening.", FAITHFUL)
+    surfacer = Surfacer(View(), renderer, run_blocking=recording)
+    outcome = await surfacer.surface_from_heard(Heard("Maria?"))
+    assert (outcome.verdict, outcome.attempts) == ("surfaced", 2)
+    assert calls == ["_match", "_check", "_check"]
+
+
+async def test_each_name_is_segmented_once_and_a_forgotten_name_no_longer_cues(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cue keys are kept across turns and viewers, and follow the names the memory knows."""
+    segmented: list[str] = []
+    keys = cues._keys
+
+    def recording(name: str) -> tuple[tuple[str, ...], ...]:
+        segmented.append(name)
+        return keys(name)
+
+    monkeypatch.setattr(cues, "_keys", recording)
+    view = View()
+    surfacer = Surfacer(view, Renderer(FAITHFUL))
+    for viewer in ("u1", "u1", "u2"):
+        await surfacer.surface_from_heard(Heard("Is Maria in?", viewer))
+    assert sorted(segmented) == sorted(MEMORY)
+
+    view.memory = {
+        "Maria": MEMORY["Maria"],
+        "Biscuit": [Phrase("Biscuit sleeps by the boiler", "c1")],
+    }
+    view.calls.clear()
+    await surfacer.surface_from_heard(Heard("Did Tom feed Biscuit?", "u1"))
+    assert segmented[len(MEMORY) :] == ["Biscuit"]
+    assert [name for kind, name, _ in view.calls if kind == "phrases"] == ["Biscuit"]
+
+
 # --- the episode: context only, newest kept, echoes dropped ---------------------------------------
 
 
@@ -365,6 +473,17 @@ async def test_an_echo_of_an_episode_turn_is_dropped() -> None:
     assert outcome.failure_modes == ["episode_echo"]
     assert len(renderer.calls) == 2
     assert "repeats something already said in the conversation" in renderer.calls[1][-1]["content"]
+
+
+async def test_a_turn_outside_the_context_is_not_checked_for_an_echo() -> None:
+    """Only the trimmed context, what the model saw, is read for an echo."""
+    echoed = "user: Maria walks the dog every morning, you know."
+    episode = [echoed, "alto: " + "x" * 70]  # the newest turn alone fills 20 tokens
+    renderer = Renderer(FAITHFUL)
+    heard = Heard("What about Maria?", "u1", episode)
+    outcome = await surface(View(), renderer, heard, episode_token_ceiling=20)
+    assert echoed not in material(renderer.calls[0])
+    assert (outcome.verdict, outcome.failure_modes) == ("surfaced", [])
 
 
 async def test_after_an_episode_echo_a_new_memory_surfaces() -> None:

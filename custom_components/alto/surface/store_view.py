@@ -35,7 +35,9 @@ neighbouring letters) and only then the exact match.
 (`pipeline.query_codes`) and takes exact integer scores through `MemoryStore.recall`; of the
 recalled rows it keeps licensed phrases that mention a known name (grouped under a name the
 utterance cues if the phrase has one, else under the longest, earliest name in it), skipping the
-rest, and fetches deeper until `limit` are found or the store runs out.
+rest, and fetches deeper until `limit` are found or the store runs out. The known names' cue keys
+are kept per viewer (`cues.CueIndex`) and rebuilt, reusing the keys already made, only when the
+viewer's names change, so a recall segments only names it has not seen.
 
 Reads take the store's in-memory mirror as it is; like every reader they assume one writer at a
 time (a write racing a read can at worst fail the read, which the Surfacer absorbs).
@@ -47,12 +49,11 @@ propagates; the Surfacer turns it into outcome "nothing" (or loses only the reca
 
 from __future__ import annotations
 
-import asyncio
+import threading
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 from uniseg.wordbreak import words
@@ -69,19 +70,15 @@ from ..memory.records import (
     visible_to,
 )
 from ..memory.store import MemoryStore
-from .cues import find_cues
+from .cues import CueIndex, find_cues
 from .memory_view import Phrase
+from .surfacer import RunBlocking, run_in_thread
 
-type RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 type Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 
 MENTION_KINDS = (KIND_PARTICIPANT, KIND_TASK)
 _INFERRED_KINDS = frozenset({KIND_PARTICIPANT, KIND_TASK, *INFERRED_ASSERTIONS})
 DEFAULT_MAX_PHRASES = 16
-
-
-async def _to_thread(function: Callable[[], Any]) -> Any:
-    return await asyncio.to_thread(function)
 
 
 class StoreMemoryView:
@@ -92,7 +89,7 @@ class StoreMemoryView:
         store: MemoryStore,
         embed: Embed | None = None,
         *,
-        run_blocking: RunBlocking = _to_thread,
+        run_blocking: RunBlocking = run_in_thread,
         max_phrases: int = DEFAULT_MAX_PHRASES,
     ) -> None:
         """Read `store`; `embed` (texts -> vectors, the store's embedding model) enables recall."""
@@ -100,6 +97,9 @@ class StoreMemoryView:
         self._embed = embed
         self._run_blocking = run_blocking
         self._max_phrases = max_phrases
+        # The last cue index of each viewer's names; recalls run in threads, hence the lock.
+        self._cues: dict[str | None, CueIndex] = {}
+        self._cues_lock = threading.Lock()
 
     async def known_names(self, viewer: str | None) -> list[str]:
         """Mention quotes (kinds 1, 2) of current rows `viewer` may see, caselessly distinct."""
@@ -161,7 +161,8 @@ class StoreMemoryView:
             return []
         needles = {name: _needle(name) for name in names}
         # A recalled phrase naming an entity the utterance cued joins that entity's group.
-        cued = frozenset(find_cues(utterance, names, limit=len(names)))
+        index = self._cue_index(viewer, names)
+        cued = frozenset(index.find(utterance, limit=len(names)))
         pairs: list[tuple[str, Phrase]] = []
         seen: set[int] = set()
         depth = max(4 * limit, 16)
@@ -175,7 +176,7 @@ class StoreMemoryView:
                     continue
                 skeleton = _skeleton(row.document)
                 candidates = [n for n in names if _could_mention(skeleton, needles[n])]
-                name = _entity(row.document, candidates, cued)
+                name = _entity(row.document, candidates, cued, index)
                 if name is not None:
                     pairs.append((name, Phrase(text=row.document, source_id=str(row.id))))
                     if len(pairs) >= limit:
@@ -184,15 +185,30 @@ class StoreMemoryView:
                 return pairs
             depth *= 2
 
+    def _cue_index(self, viewer: str | None, names: list[str]) -> CueIndex:
+        """The viewer's names indexed for cue matching: the last index while they are unchanged,
+        else a new one that takes every key an earlier index holds."""
+        with self._cues_lock:
+            current, earlier = self._cues.get(viewer), tuple(self._cues.values())
+        if current is not None and current.names == tuple(names):
+            return current
+        index = CueIndex.build(names, *earlier)
+        with self._cues_lock:
+            self._cues[viewer] = index
+        return index
 
-def _entity(document: str, candidates: list[str], cued: frozenset[str]) -> str | None:
+
+def _entity(
+    document: str, candidates: list[str], cued: frozenset[str], index: CueIndex
+) -> str | None:
     """The name a recalled phrase is grouped under: one the utterance cued if it names one.
 
-    Among equals the longest span in the phrase wins, then the earliest, as cues pick.
+    Among equals the longest span in the phrase wins, then the earliest, as cues pick. The
+    candidates' keys come from `index`, the viewer's known names.
     """
     preferred = [name for name in candidates if name in cued]
     for group in (preferred, candidates):
-        found = find_cues(document, group, limit=1) if group else []
+        found = CueIndex.build(group, index).find(document, limit=1) if group else []
         if found:
             return found[0]
     return None

@@ -3,7 +3,7 @@
 `Surfacer.surface_from_heard(heard)` is the one entry point per turn:
 
 1. cues: the names the viewer's memory knows that the utterance literally contains (at most three,
-   longest span first; `cues.find_cues`);
+   longest span first; `cues.CueIndex`);
 2. fragment: the exact memory phrases licensed for each cued entity, plus, when the recall option
    is on, what the view's semantic `recall` adds; an empty fragment is outcome "nothing" and the
    model is never called;
@@ -14,12 +14,21 @@
    check below; on failure one regeneration that names the failing spans, then drop.
 
 Episode echo (the decision): a render whose content words, entity names aside, all occur in one
-earlier turn of the episode is dropped even when the memory licenses every word. Such a thought
-says nothing the conversation has not just said; handed to Integration as remembered, it would
-pass off what it has just heard as memory. (A render taking words from the episode that the
-fragment does not hold already fails the verifier as untraceable.) The current utterance is not an
-episode turn for this check: a memory that answers it in its own words is recall, and words taken
-from the utterance alone are the verifier's "echo" mode.
+earlier turn of the episode context (the trimmed turns the model saw) is dropped even when the
+memory licenses every word. Such a thought says nothing the conversation has not just said;
+handed to Integration as remembered, it would pass off what it has just heard as memory. (A render
+taking words from the episode that the fragment does not hold already fails the verifier as
+untraceable.) A turn older than the context is not read: the model never saw it, so a render
+matching it can only have come from the memory. The current utterance is not an episode turn for
+this check: a memory that answers it in its own words is recall, and words taken from the
+utterance alone are the verifier's "echo" mode.
+
+Off the event loop: segmenting text is pure Python (about 20 µs a character), so cue matching and
+verification run through `run_blocking` (Home Assistant passes `hass.async_add_executor_job`; the
+default is `asyncio.to_thread`), and only text the turn needs is segmented: the utterance, the
+render, the fragment and the trimmed context, never the whole conversation. The names' cue keys
+are kept per viewer (`cues.CueIndex`) and rebuilt, reusing every key already made, only when the
+names the memory knows change.
 
 Honesty fails toward dropping, and the organ never raises: a memory-view or render error (or a
 render timeout) is outcome "nothing" with one log line; a verifier that cannot run drops. A failing
@@ -33,9 +42,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol
 
-from .cues import find_cues
+from .cues import CueIndex
 from .memory_view import MemoryView, Phrase
 from .verify import is_content, tokens, verify_render
 
@@ -64,6 +74,17 @@ REGENERATE_INSTRUCTION = (
     "Write the thought again, using only the words of the memory phrases and copying exact items "
     "exactly. If you cannot, reply with nothing."
 )
+
+
+class RunBlocking(Protocol):
+    """Runs a blocking call away from the event loop (`hass.async_add_executor_job` in HA)."""
+
+    def __call__[T](self, function: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+async def run_in_thread[T](function: Callable[[], T]) -> T:
+    """The default `RunBlocking` outside Home Assistant: a worker thread."""
+    return await asyncio.to_thread(function)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,16 +187,25 @@ def render_messages(
     ]
 
 
+# Verifier modes whose words all trace but whose clause says something else than its phrase.
+_MEANING_MODES = frozenset({"polarity", "swapped", "quantifier"})
+
+
 def regenerate_message(problems: Iterable[_Problem]) -> str:
-    """The one follow-up: names the failing spans (and an episode echo) and asks again."""
+    """The one follow-up: names the failing spans by why they fail, and asks again."""
     problems = list(problems)
-    spans = list(dict.fromkeys(p.span for p in problems if p.span and p.mode != "episode_echo"))
+    untraced = _spans_of(p for p in problems if p.mode not in _MEANING_MODES | {"episode_echo"})
+    changed = _spans_of(p for p in problems if p.mode in _MEANING_MODES)
     lines: list[str] = []
-    if spans:
-        quoted = ", ".join(f'"{span}"' for span in spans)
+    if untraced:
         lines.append(
             f"These words of your thought do not trace to the memory phrases of the person or "
-            f"thing they are about: {quoted}."
+            f"thing they are about: {untraced}."
+        )
+    if changed:
+        lines.append(
+            f"These parts change what a memory phrase says (a negation, who did what, or how "
+            f"often): {changed}."
         )
     if any(p.mode == "episode_echo" for p in problems):
         lines.append(
@@ -186,16 +216,30 @@ def regenerate_message(problems: Iterable[_Problem]) -> str:
     return " ".join(lines)
 
 
+def _spans_of(problems: Iterable[_Problem]) -> str:
+    """The distinct spans, quoted and comma-separated ("" when none)."""
+    return ", ".join(f'"{span}"' for span in dict.fromkeys(p.span for p in problems if p.span))
+
+
 class Surfacer:
     """Cue → fragment → render → verify, at most one thought per call; never raises."""
 
     def __init__(
-        self, memory: MemoryView, render: Render, options: SurfacerOptions | None = None
+        self,
+        memory: MemoryView,
+        render: Render,
+        options: SurfacerOptions | None = None,
+        *,
+        run_blocking: RunBlocking = run_in_thread,
     ) -> None:
-        """Read through `memory`, render with `render` (the small model's chat call)."""
+        """Read through `memory`, render with `render` (the small model's chat call), and match
+        and verify through `run_blocking`."""
         self._memory = memory
         self._render = render
         self._options = options or SurfacerOptions()
+        self._run_blocking = run_blocking
+        # The last cue index built for each viewer (one per HA user, and None).
+        self._cues: dict[str | None, CueIndex] = {}
 
     @property
     def options(self) -> SurfacerOptions:
@@ -246,9 +290,11 @@ class Surfacer:
             if not thought:
                 modes.append("empty")
                 return SurfaceOutcome("dropped", None, all_ids, _distinct(modes), attempt)
-            problems = _judge(licensed, thought, text, episode)
+            problems, sources = await self._run_blocking(
+                partial(_check, fragment, licensed, thought, text, context)
+            )
             if not problems:
-                ids = _sources(fragment, thought) or all_ids
+                ids = sources or all_ids
                 return SurfaceOutcome("surfaced", thought, ids, _distinct(modes), attempt)
             modes += [p.mode for p in problems]
             messages = [
@@ -260,9 +306,15 @@ class Surfacer:
         return SurfaceOutcome("dropped", None, all_ids, _distinct(modes), 2)
 
     async def _cued_fragment(self, text: str, viewer: str | None) -> Fragment:
-        names = [n for n in await self._memory.known_names(viewer) if isinstance(n, str) and n]
+        names = await self._memory.known_names(viewer)
+        current = self._cues.get(viewer)
+        earlier = tuple(self._cues.values())
+        index, cues = await self._run_blocking(
+            partial(_match, text, names, self._options.max_cues, current, earlier)
+        )
+        self._cues[viewer] = index  # written here on the loop, so threads only ever read it
         fragment: Fragment = {}
-        for name in find_cues(text, names, limit=self._options.max_cues):
+        for name in cues:
             for phrase in await self._memory.phrases(name, viewer):
                 self._add(fragment, name, phrase)
         return fragment
@@ -307,16 +359,52 @@ class NoopSurfacer:
 
 
 def build_surfacer(
-    memory: MemoryView | None, render: Render | None, options: SurfacerOptions | None = None
+    memory: MemoryView | None,
+    render: Render | None,
+    options: SurfacerOptions | None = None,
+    *,
+    run_blocking: RunBlocking = run_in_thread,
 ) -> Surfacer | NoopSurfacer:
     """A Surfacer, or the no-op when either the memory view or the render call is missing."""
     if memory is None or render is None:
         return NoopSurfacer()
-    return Surfacer(memory, render, options)
+    return Surfacer(memory, render, options, run_blocking=run_blocking)
+
+
+def _match(
+    text: str,
+    names: Sequence[object],
+    limit: int,
+    current: CueIndex | None,
+    earlier: Sequence[CueIndex],
+) -> tuple[CueIndex, list[str]]:
+    """The viewer's cue index for `names` and the names `text` cues.
+
+    The viewer's `current` index stays while its names are unchanged; a new one takes every key
+    the `earlier` indexes hold, so only a name the Surfacer has not seen yet is segmented.
+    """
+    given = tuple(n for n in names if isinstance(n, str) and n)
+    if current is not None and current.names == given:
+        index = current
+    else:
+        index = CueIndex.build(given, *earlier)
+    return index, index.find(text, limit)
+
+
+def _check(
+    fragment: Fragment,
+    licensed: Mapping[str, Sequence[str]],
+    thought: str,
+    utterance: str,
+    context: Sequence[str],
+) -> tuple[list[_Problem], list[str]]:
+    """The render's problems, and the memories it draws on when it has none."""
+    problems = _judge(licensed, thought, utterance, context)
+    return problems, ([] if problems else _sources(fragment, thought))
 
 
 def _judge(
-    fragment: Mapping[str, Sequence[str]], thought: str, utterance: str, episode: Sequence[str]
+    fragment: Mapping[str, Sequence[str]], thought: str, utterance: str, context: Sequence[str]
 ) -> list[_Problem]:
     """The verifier's failures plus an episode echo; a check that cannot run fails the render."""
     verdict = verify_render(fragment, thought, utterance=utterance)
@@ -324,7 +412,7 @@ def _judge(
     if not verdict.ok and not problems:  # a failing verdict always names why; be sure anyway
         problems.append(_Problem("untraceable", thought))
     try:
-        if _episode_echo(fragment, thought, utterance, episode):
+        if _episode_echo(fragment, thought, utterance, context):
             problems.append(_Problem("episode_echo", thought))
     except Exception as err:  # fail toward dropping
         _LOGGER.warning("Surfacer: the episode-echo check failed, dropping: %r", err)
@@ -338,7 +426,7 @@ def _content_keys(text: str, names: frozenset[str]) -> set[str]:
 
 
 def _episode_echo(
-    fragment: Mapping[str, Sequence[str]], thought: str, utterance: str, episode: Sequence[str]
+    fragment: Mapping[str, Sequence[str]], thought: str, utterance: str, context: Sequence[str]
 ) -> bool:
     names = frozenset(t.key for name in fragment for t in tokens(name) if t.key)
     keys = _content_keys(thought, names)
@@ -347,7 +435,7 @@ def _episode_echo(
     said_now = utterance.strip()
     return any(
         keys <= {t.key for t in tokens(turn)}
-        for turn in episode
+        for turn in context
         if not (said_now and turn.strip().endswith(said_now))  # the current utterance itself
     )
 

@@ -1,0 +1,172 @@
+"""Home Assistant's event loop stays responsive while Alto answers: no turn blocks it for 50 ms.
+
+Every other task in Home Assistant (automations, entity updates, the frontend) waits while the
+loop is blocked, so this is the contract, measured as it is felt: a watchdog task on the loop
+ticks every few milliseconds through a whole turn and its background work, and the longest gap
+between two ticks, less the tick, is how long the loop was blocked at most.
+
+The workload is a large household: the store knows 2,000 names (mode-2 intake, each name with an
+assertion quoting it), the conversation holds 40 turns of 4 KB each (the most one utterance may
+be), and the turn is a 4 KB utterance naming one of them, so the Surfacer cues a name among
+2,000, renders, verifies and checks the render against the episode. Segmenting that text with
+uniseg on the loop blocked it for about a second.
+
+Conversation intake is off (memory mode 0), so the store write after a turn is not part of this
+measure: with this store, Chroma's upsert in an executor thread kept the loop waiting for 40-130 ms
+(it does not let go of the GIL), a cost of the memory organ's write, not of the reply and thought.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.alto.const import CONF_MAX_HISTORY, CONF_MEMORY_MODE
+from custom_components.alto.memory.intake import run_intake
+from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput
+from custom_components.alto.memory.profile import processor_digest
+from custom_components.alto.memory.qualification import QualificationTable
+from custom_components.alto.surface.store_view import StoreMemoryView
+from custom_components.alto.thoughts import EVENT_THOUGHT
+
+from ..fake_ollama import FakeOllama
+from ..memory.conftest import MODEL_DIGEST, FakeModel
+from .helpers import converse, converse_and_wait_for_background, memory, spoken
+
+NAMES = 2000
+NAMES_PER_SENTENCE = 8
+TURNS = 40
+TURN_CHARS = 4000  # an utterance may hold 4096 bytes (`channel.admission`)
+TICK_S = 0.002
+MAX_STALL_S = 0.05
+QUALIFIED = QualificationTable(frozenset({(MODEL_DIGEST, processor_digest())}))
+
+# Names and chatter are drawn from different letters, so no chatter word is ever a name's word.
+_NAME_SYLLABLES = ("zan", "zor", "zel", "zim", "zub", "zok", "zet", "zir")
+_CHAT_SYLLABLES = tuple(c + v for c in "bdfgklmnprstv" for v in "aeiou")
+
+
+def is_render(body: dict[str, Any]) -> bool:
+    """A Surfacer render: non-streamed, no `format` (see `surface.render.render_for`)."""
+    return body.get("stream") is False and "format" not in body
+
+
+def name(n: int) -> str:
+    """The `n`th name, distinct for every `n` below 8**4: one capitalized pseudo-word.
+
+    One word, because the fake's bag-of-words embedding of two can cancel out to zero.
+    """
+    return "".join(_NAME_SYLLABLES[(n >> (3 * k)) & 7] for k in range(4)).title()
+
+
+def chatter(rng: random.Random, chars: int) -> str:
+    """Sentences of pseudo-words, about `chars` characters, unlike any other turn's."""
+    sentences: list[str] = []
+    while sum(len(s) + 1 for s in sentences) < chars - 80:
+        words = ["".join(rng.choices(_CHAT_SYLLABLES, k=rng.randint(2, 3))) for _ in range(10)]
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+def sentence(names: list[str]) -> str:
+    """A statement naming every one of `names`."""
+    return ", ".join(names[:-1]) + f" and {names[-1]} came round on Sunday."
+
+
+@pytest.fixture
+def entry_options() -> dict[str, Any]:
+    """History long enough to hold every turn; conversation input is not stored (see above)."""
+    return {CONF_MAX_HISTORY: TURNS + 10, CONF_MEMORY_MODE: 0}
+
+
+async def learn_names(hass: HomeAssistant) -> None:
+    """Admit NAMES names through mode-2 intake into the entry's store and journal."""
+    organ = memory(hass)
+    names = [name(n) for n in range(NAMES)]
+    groups = [names[i : i + NAMES_PER_SENTENCE] for i in range(0, NAMES, NAMES_PER_SENTENCE)]
+    for start in range(0, len(groups), MAX_BATCH):
+        batch = groups[start : start + MAX_BATCH]
+        items = [
+            IntakeInput(sentence(group), f"seed-{start + k}", owner="household", scope="household")
+            for k, group in enumerate(batch)
+        ]
+        result = await run_intake(
+            items,
+            mode=2,
+            store=organ.store,
+            journal=organ.journal,
+            embed=organ.embed,
+            call_model=FakeModel(mentions=tuple(n for group in batch for n in group)),
+            model_digest=MODEL_DIGEST,
+            table=QUALIFIED,
+            run_blocking=hass.async_add_executor_job,
+        )
+        assert result.admitted, result.refusal
+
+
+class Watchdog:
+    """Ticks on the event loop every TICK_S and keeps the longest stall between two ticks."""
+
+    def __init__(self) -> None:
+        """Not ticking until `start`."""
+        self.longest_s = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start ticking on the running loop."""
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def stop(self) -> float:
+        """Stop ticking; the longest stall seen, in seconds."""
+        assert self._task is not None
+        self._task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await self._task
+        return self.longest_s
+
+    async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            await asyncio.sleep(TICK_S)
+            now = loop.time()
+            self.longest_s = max(self.longest_s, now - last - TICK_S)
+            last = now
+
+
+@pytest.mark.usefixtures("setup_alto")
+async def test_a_turn_never_blocks_the_event_loop(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    """A turn over 2,000 names and 40 long turns never blocks the loop for 50 ms."""
+    rng = random.Random(11)
+    conversation_id = None
+    for _ in range(TURNS):  # the store knows no name yet: nothing is cued
+        result = await converse(hass, chatter(rng, TURN_CHARS), conversation_id)
+        conversation_id = result.conversation_id
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await learn_names(hass)
+    known = await StoreMemoryView(memory(hass).store).known_names(None)
+    assert len(known) == NAMES
+    cued = name(NAMES // 2 - 1)  # last in its sentence, where it is the subject of "came round"
+    thought = f"I remember {cued} came round on Sunday."
+    fake_ollama.when(is_render, thought)
+    thoughts = async_capture_events(hass, EVENT_THOUGHT)
+    said = chatter(rng, TURN_CHARS - 60) + f" Did {cued} come round?"
+
+    # The harness runs the loop in debug mode: a failure's log then names the callback that blocked.
+    asyncio.get_running_loop().slow_callback_duration = MAX_STALL_S
+    watchdog = Watchdog()
+    watchdog.start()
+    result = await converse_and_wait_for_background(hass, said, conversation_id)
+    longest = await watchdog.stop()
+
+    assert spoken(result)
+    # The Surfacer did the whole work: cued the name, rendered, verified and surfaced.
+    assert [(e.data["verdict"], e.data["thought"]) for e in thoughts] == [("surfaced", thought)]
+    assert longest < MAX_STALL_S, f"the event loop was blocked for {longest * 1000:.0f} ms"
