@@ -54,6 +54,11 @@ from .services import (
     PURGE_SCHEMA,
     RECALL_SCHEMA,
     REMEMBER_SCHEMA,
+    SERVICE_FORGET,
+    SERVICE_PURGE,
+    SERVICE_QUALIFY,
+    SERVICE_RECALL,
+    SERVICE_REMEMBER,
     _async_forget,
     _async_purge,
     _async_qualify,
@@ -343,6 +348,7 @@ async def ws_subscribe(
 class ServiceAction:
     """One of Alto's services as the panel runs it: its own schema and handler, as registered."""
 
+    service: str
     schema: probatio.Schema
     handler: Callable[[ServiceCall], Coroutine[Any, Any, dict[str, Any]]]
     admin: bool  # registered with `async_register_admin_service`
@@ -367,7 +373,8 @@ async def _run_service(
         raise Unauthorized(context=context)
     if ATTR_ENTRY_ID in msg:
         data = {**data, ATTR_ENTRY_ID: msg[ATTR_ENTRY_ID]}
-    call = ServiceCall(hass, DOMAIN, "panel", action.schema(data), context, return_response=True)
+    data = action.schema(data)
+    call = ServiceCall(hass, DOMAIN, action.service, data, context, return_response=True)
     return await action.handler(call)
 
 
@@ -438,11 +445,11 @@ async def ws_strings(
 
 
 # The services the panel runs, with the schema and handler `services` registers for each.
-RECALL = ServiceAction(RECALL_SCHEMA, _async_recall, admin=False)
-REMEMBER = ServiceAction(REMEMBER_SCHEMA, _async_remember, admin=False)
-FORGET = ServiceAction(FORGET_SCHEMA, _async_forget, admin=False)
-QUALIFY = ServiceAction(ENTRY_SCHEMA, _async_qualify, admin=True)
-PURGE = ServiceAction(PURGE_SCHEMA, _async_purge, admin=True)
+RECALL = ServiceAction(SERVICE_RECALL, RECALL_SCHEMA, _async_recall, admin=False)
+REMEMBER = ServiceAction(SERVICE_REMEMBER, REMEMBER_SCHEMA, _async_remember, admin=False)
+FORGET = ServiceAction(SERVICE_FORGET, FORGET_SCHEMA, _async_forget, admin=False)
+QUALIFY = ServiceAction(SERVICE_QUALIFY, ENTRY_SCHEMA, _async_qualify, admin=True)
+PURGE = ServiceAction(SERVICE_PURGE, PURGE_SCHEMA, _async_purge, admin=True)
 
 COMMANDS: tuple[websocket_api.WebSocketCommandHandler, ...] = (
     ws_view,
