@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +13,18 @@ from custom_components.alto.memory.journal import GENESIS, entry_hash
 from custom_components.alto.reflect import JournalDamaged, Reflector
 from custom_components.alto.reflect.records import MAX_TURN_TEXT, conversation_digest
 
-from .conftest import LIGHT_OFF, T0, USER_A, USER_B, ScriptedModel, entries, n1_answer, say
+from .conftest import (
+    LIGHT_OFF,
+    T0,
+    USER_A,
+    USER_B,
+    Clock,
+    Gate,
+    ScriptedModel,
+    entries,
+    n1_answer,
+    say,
+)
 
 
 async def test_a_turn_is_one_chained_entry_with_the_effector_record(
@@ -226,3 +239,50 @@ async def test_a_torn_last_line_is_cut(make: Callable[..., Reflector], tmp_path:
     again = make(ScriptedModel())
     assert [t.utterance for t in await again.turns(USER_A)] == ["kept"]
     assert await say(again, USER_A, "next") == 2
+
+
+async def test_a_write_cancelled_in_flight_completes_whole(tmp_path: Path, clock: Clock) -> None:
+    """Cancelled during its blocking append, a write still lands whole in journal and state."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(function: Callable[[], Any]) -> Any:
+        started.set()
+        await release.wait()
+        return await asyncio.to_thread(function)
+
+    organ = Reflector(tmp_path, call_model=ScriptedModel(), clock=clock, run_blocking=slow)
+    release.set()
+    await say(organ, USER_A, "first")  # loads the scope and writes through `slow`
+    release.clear()
+    started.clear()
+    task = asyncio.create_task(say(organ, USER_A, "second"))
+    await started.wait()
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if len(await organ.turns(USER_A)) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert [t.utterance for t in await organ.turns(USER_A)] == ["first", "second"]
+    assert [e["turn"]["utterance"] for e in entries(tmp_path / f"{USER_A}.jsonl")] == [
+        "first",
+        "second",
+    ]
+
+
+async def test_a_pass_in_flight_during_a_purge_writes_nothing(
+    make: Callable[..., Reflector], tmp_path: Path
+) -> None:
+    """The purged scope does not come back from a pass that started before the purge."""
+    gate = Gate(n1_answer([{"mandate": "surface", "turns": [1], "content": "x", "urgency": "low"}]))
+    organ = make(gate)
+    await say(organ, USER_A, "private")
+    task = asyncio.create_task(organ.run_n1(USER_A))
+    await gate.entered.wait()
+    await organ.purge(USER_A)
+    gate.opened.set()
+    report = await task
+    assert report.observations == ()
+    assert not (tmp_path / f"{USER_A}.jsonl").exists()
