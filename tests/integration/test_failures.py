@@ -121,5 +121,7 @@ async def test_error_in_the_users_language(hass: HomeAssistant, fake_ollama: Fak
     """Errors are answered in the user's language, falling back to English, never a raw key."""
     fake_ollama.reply(ChatReply(status=500))
     result = await converse(hass, "hallo", language="de")
-    # No German translation ships yet: HA falls back to English, never to a raw key.
+    assert "Fehler" in error_text(result)
+    fake_ollama.reply(ChatReply(status=500))
+    result = await converse(hass, "hei", language="fi")  # no Finnish ships: English, no raw key
     assert "reported an error" in error_text(result)
