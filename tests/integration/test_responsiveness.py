@@ -85,7 +85,10 @@ def entry_options() -> dict[str, Any]:
 
 
 async def learn_names(hass: HomeAssistant) -> None:
-    """Admit NAMES names through mode-2 intake into the entry's store and journal."""
+    """Admit NAMES names through mode-2 intake into the entry's store and journal.
+
+    The organ's own intake writes, in batches of 64 sentences, rather than 250 turns.
+    """
     organ = memory(hass)
     names = [name(n) for n in range(NAMES)]
     groups = [names[i : i + NAMES_PER_SENTENCE] for i in range(0, NAMES, NAMES_PER_SENTENCE)]
