@@ -98,6 +98,12 @@ def _call_2(body: dict[str, Any]) -> ChatReply:
 
 
 @pytest.fixture
+def entry_options() -> dict[str, Any]:
+    """A generous wait for a thought, so a busy machine never defers an expected one a turn."""
+    return {CONF_SURFACER_WAIT: 10}
+
+
+@pytest.fixture
 def fake(fake_ollama: FakeOllama) -> FakeOllama:
     """The fake with both intake calls scripted (STATEMENTS); renders are scripted per test."""
     fake_ollama.when(is_call_1, _call_1)
