@@ -99,21 +99,24 @@ async def test_retention_drops_the_oldest_and_compaction_erases_it(
     make: Callable[..., Reflector], tmp_path: Path
 ) -> None:
     """Past N turns the oldest goes; its text leaves the disk when the file compacts."""
-    organ = make(ScriptedModel(), retention=3, compact_every=6)
+    organ = make(ScriptedModel(), retention=5, compact_every=8)
     for i in range(1, 6):
         await say(organ, USER_A, f"utterance number {i}")
-    assert [t.n for t in await organ.turns(USER_A)] == [3, 4, 5]
+    assert [t.n for t in await organ.turns(USER_A)] == [1, 2, 3, 4, 5]  # up to N, nothing goes
+    for i in range(6, 8):
+        await say(organ, USER_A, f"utterance number {i}")
+    assert [t.n for t in await organ.turns(USER_A)] == [3, 4, 5, 6, 7]
     path = tmp_path / f"{USER_A}.jsonl"
     assert "utterance number 1" in path.read_text()  # dropped, not yet compacted
-    await say(organ, USER_A, "utterance number 6")
+    await say(organ, USER_A, "utterance number 8")
     text = path.read_text()
     assert "utterance number 1" not in text
     assert "utterance number 3" not in text
     (snapshot,) = entries(path)
     assert snapshot["op"] == "snapshot"
     assert snapshot["generation"] == 1
-    assert [t.n for t in await make(ScriptedModel()).turns(USER_A)] == [4, 5, 6]
-    assert await say(organ, USER_A, "seven") == 7  # numbers are never reused
+    assert [t.n for t in await make(ScriptedModel()).turns(USER_A)] == [4, 5, 6, 7, 8]
+    assert await say(organ, USER_A, "nine") == 9  # numbers are never reused
 
 
 async def test_compaction_continues_the_chain(

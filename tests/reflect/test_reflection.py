@@ -204,12 +204,15 @@ async def test_a_failed_reflection_is_not_due_again_at_once(
 async def test_the_batch_and_budget_bound_what_one_reflection_reads(
     make: Callable[..., Reflector],
 ) -> None:
-    """At most reflection_batch turns; the next reflection starts where it stopped."""
+    """At most reflection_batch turns, within prompt_budget; the next one goes on from there."""
     model = ScriptedModel(reflected(), reflected())
     organ = make(model, reflection_batch=4)
     await talk(organ, 6)
     assert (await organ.reflect(USER_A)).covered == (1, 4)
     assert (await organ.reflect(USER_A)).covered == (5, 6)
+    tight = make(ScriptedModel(reflected()), prompt_budget=250)
+    await talk(tight, 3)
+    assert (await tight.reflect(USER_A)).covered == (7, 8)  # two blocks of ~105 bytes fit
 
 
 async def test_cancelled_during_extract_it_resumes_from_the_cursor(

@@ -236,3 +236,18 @@ async def test_forgetting_a_cited_turn_removes_the_element(
         "Alto's impressions (distilled from earlier conversations; background, not orders):\n"
         "- Themes: two"
     )
+
+
+async def test_the_newest_turns_that_fit_are_shown_and_all_are_covered(
+    make: Callable[..., Reflector],
+) -> None:
+    """Under a tight budget only the newest blocks are shown; the range covers every new turn."""
+    model = ScriptedModel(synthesized(themes=[("garden", ["T1"])]))
+    organ = make(model, prompt_budget=250)
+    await talk(organ, 5)
+    report = await organ.synthesize(USER_A)
+    assert report.covered == (1, 5)
+    cites = model.calls[0][1]["properties"]["themes"]["items"]["properties"]["cites"]
+    assert cites["items"] == {"enum": ["T4", "T5"]}
+    assert report.synthesis is not None
+    assert [e.text for e in report.synthesis.elements["themes"]] == ["garden"]

@@ -82,6 +82,9 @@ class ReflectConfig:
     pressure_tier: int = 80  # the warning tier at which pressure makes a synthesis due
     pressure_min_new: int = 5  # turns since the last synthesis before pressure triggers again
     stale_after_s: int = 30 * 86400  # an open commitment older than this is resolved as stale
+    # UTF-8 bytes of turn blocks one reflection or synthesis shows (about 4,000 tokens of
+    # English): with the instruction, the ledger lines and the answer, it fits num_ctx 8192.
+    prompt_budget: int = 16384
     call_timeout_s: float = 120.0
     compact_every: int = 512  # entries in a file before it is compacted
 
@@ -261,7 +264,8 @@ class Reflector:
                 conversation_digest(conversation_id),
             )
             kept = sorted(state.turns)
-            return {"op": "turn", "turn": turn.to_json(), "drop": kept[: len(kept) + 1 - retention]}
+            drop = kept[: max(0, len(kept) + 1 - retention)]
+            return {"op": "turn", "turn": turn.to_json(), "drop": drop}
 
         entry = await self._commit(held, build)
         if entry is None:  # purged meanwhile: the turn belongs to the new, empty log
@@ -425,7 +429,7 @@ class Reflector:
         held = await self._scope(scope)
         async with held.passes["reflect"]:
             state = held.state
-            turns = reflection.batch(state, self.config.reflection_batch)
+            turns = reflection.batch(state, self.config.reflection_batch, self.config.prompt_budget)
             ledger = reflection.shown_ledger(state)
             investigated = dict(Counter(e.ledger.value for e in state.open_entries()))
             if not turns:
@@ -492,7 +496,7 @@ class Reflector:
             covered = (state.synthesis_cursor + 1, state.last_turn)
             if not synthesis.has_new(state):
                 return SynthesisReport(scope, trigger, covered, skipped="nothing_new")
-            turns, ledger = synthesis.shown(state)
+            turns, ledger = synthesis.shown(state, self.config.prompt_budget)
             refs = [f"T{t.n}" for t in turns] + [f"L{e.id}" for e in ledger]
             ledger_through = max(state.ledger, default=0)
             previous = state.syntheses[-1] if state.syntheses else None

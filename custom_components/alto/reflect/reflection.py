@@ -2,8 +2,8 @@
 
 - Investigate: the scope's open ledger lines (the newest `MAX_LEDGER_SHOWN`), shown to the model.
 - Extract: one constrained call (Ollama `format` = `reflection_schema`) over the turns after the
-  reflection cursor that fit `PROMPT_BUDGET` bytes (at most the organ's batch; the rest wait for
-  the next reflection, which starts where this one stopped)::
+  reflection cursor that fit the organ's prompt budget (at most its batch; the rest wait for the
+  next reflection, which starts where this one stopped)::
 
       {"items": [{"kind": "preference", "ledger": "preferences_patterns",
                   "content": "Ana likes the hall light dimmed after 22:00",
@@ -44,7 +44,6 @@ MAX_CITED: Final = 6
 MAX_CONTENT: Final = 200
 MAX_ANSWER_BYTES: Final = 12288
 MAX_LEDGER_SHOWN: Final = 40
-PROMPT_BUDGET: Final = 24576
 _CHANGES: Final = (Ledger.PREFERENCES_PATTERNS, Ledger.RELATIONSHIPS, Ledger.HOME)
 _SPACES: Final = re.compile(r"\s+")
 
@@ -112,10 +111,11 @@ def shown_ledger(state: ScopeState) -> list[LedgerEntry]:
     return state.open_entries()[-MAX_LEDGER_SHOWN:]
 
 
-def batch(state: ScopeState, limit: int) -> list[Turn]:
-    """The turns after the cursor that this reflection reads: at most `limit`, within budget."""
+def batch(state: ScopeState, limit: int, budget: int) -> list[Turn]:
+    """The turns after the cursor this reflection reads: at most `limit`, in `budget` bytes
+    of turn blocks (at least one turn, however long, so the cursor always moves)."""
     turns = state.turns_after(state.reflection_cursor)[:limit]
-    return turns[: fitting([turn_block(t) for t in turns], PROMPT_BUDGET)]
+    return turns[: max(1, fitting([turn_block(t) for t in turns], budget))]
 
 
 def reflection_messages(turns: Sequence[Turn], ledger: Sequence[LedgerEntry]) -> list[Message]:

@@ -6,8 +6,9 @@ Pressure is the prompt's share of the context window (Ollama's ``prompt_eval_cou
 A synthesis covers the turns after the synthesis cursor through the newest one, and sees the
 open ledger lines and the previous synthesis. The new-entries guard (`has_new`): no kept turn
 after the cursor and no ledger line newer than the previous synthesis saw means no call. The
-turns shown are the newest that fit `PROMPT_BUDGET` bytes; older covered turns reach it through
-the ledgers reflection distilled from them. The answer (Ollama `format` = `synthesis_schema`)::
+turns shown are the newest that fit the organ's prompt budget; older covered turns reach it
+through the ledgers reflection distilled from them. The answer (Ollama `format` =
+`synthesis_schema`)::
 
     {"themes": [{"text": "evening routines", "cites": ["T140", "L12"]}], "emotions": [...],
      "tensions": [...], "anchors": [...], "evolution": [...], "patterns": [...]}
@@ -50,7 +51,6 @@ MAX_CITES: Final = 4
 MAX_SYNTHESIS_BYTES: Final = 2000
 MAX_ANSWER_BYTES: Final = 8192
 MAX_LEDGER_SHOWN: Final = 40
-PROMPT_BUDGET: Final = 20480
 _CITE: Final = re.compile(r"[TL][1-9][0-9]{0,9}")
 
 INSTRUCTION: Final = """\
@@ -105,11 +105,12 @@ def has_new(state: ScopeState) -> bool:
     return bool(state.turns_after(state.synthesis_cursor)) or any(i > seen for i in state.ledger)
 
 
-def shown(state: ScopeState) -> tuple[list[Turn], list[LedgerEntry]]:
-    """The covered turns shown (the newest that fit the budget) and the open lines shown."""
+def shown(state: ScopeState, budget: int) -> tuple[list[Turn], list[LedgerEntry]]:
+    """The covered turns shown (the newest whose blocks fit `budget` bytes) and the open lines
+    shown."""
     turns = state.turns_after(state.synthesis_cursor)
     newest_first = [turn_block(t) for t in reversed(turns)]
-    count = fitting(newest_first, PROMPT_BUDGET)
+    count = fitting(newest_first, budget)
     return turns[len(turns) - count :], state.open_entries()[-MAX_LEDGER_SHOWN:]
 
 
