@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from custom_components.alto.reflect import Frame, Outcome, Turn, Urgency, frame_for, frame_line
-from custom_components.alto.reflect.heuristics import commitments, fallback, hedging, verify
+from custom_components.alto.reflect.heuristics import (
+    MAX_QUOTED,
+    commitments,
+    fallback,
+    hedging,
+    verify,
+)
 
 from .conftest import LIGHT_OFF, LOCK_FAILED, T0
 
@@ -118,3 +124,11 @@ def test_frame_line() -> None:
     assert frame_line(30) == "Frame of mind: present (the last exchange was moments ago)."
     assert frame_line(90000) == "Frame of mind: cold (the last exchange was 1 day ago)."
     assert frame_line(None) == "Frame of mind: cold (no earlier exchange is remembered)."
+
+
+def test_a_long_sentence_is_quoted_cut() -> None:
+    """An observation quotes at most MAX_QUOTED characters of a sentence."""
+    (draft,) = commitments(turn("I'll " + "very " * 100 + "soon.", "Okay."))
+    quote = draft.content.removeprefix('The person said: "').removesuffix('"')
+    assert len(quote) == MAX_QUOTED
+    assert quote.endswith("…")

@@ -289,3 +289,13 @@ async def test_a_pass_in_flight_during_a_purge_writes_nothing(
     report = await task
     assert report.observations == ()
     assert not (tmp_path / f"{USER_A}.jsonl").exists()
+
+
+async def test_a_lone_surrogate_cannot_break_the_journal(
+    make: Callable[..., Reflector], tmp_path: Path
+) -> None:
+    """Text that is not valid UTF-8 is stored with "?" in its place, and reloads."""
+    organ = make(ScriptedModel())
+    await say(organ, USER_A, "bad \ud800 text", "reply \udfff")
+    (turn,) = await make(ScriptedModel()).turns(USER_A)
+    assert (turn.utterance, turn.reply) == ("bad ? text", "reply ?")

@@ -269,3 +269,20 @@ async def test_concurrent_passes_of_a_scope_do_not_overlap(
     assert first.turns == (1,)
     assert second.source == "none"
     assert len(model.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [("\ud800", "malformed_json"), (n1_answer() + " " * 7000, "response_too_large")],
+)
+async def test_an_unrecordable_answer_is_refused_and_not_journaled(
+    organ: Reflector, model: ScriptedModel, tmp_path: Path, raw: str, reason: str
+) -> None:
+    """Not UTF-8, or over the bound: the entry keeps no response, the pass still commits."""
+    model.script.append(raw)
+    await say(organ, USER_A, "hello")
+    assert (await organ.run_n1(USER_A)).refusal == reason
+    last = entries(tmp_path / f"{USER_A}.jsonl")[-1]
+    assert last["op"] == "n1"
+    assert last["response"] is None
+    assert last["refusal"] == reason

@@ -11,6 +11,7 @@ to", "I have to", "remind me", "don't let me forget", "tomorrow I"; a sentence o
 "I'll"/"I will" when no effector acted that turn) at medium urgency, plus a low-urgency note
 when Alto's reply hedges densely (at least `HEDGE_MIN` hedge phrases and at least
 `HEDGE_DENSITY` of its words). The phrase lists are English; other languages get Verify only.
+A quoted sentence is cut at `MAX_QUOTED` characters.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..channel.speech_gate import claims_done
 from .records import Mandate, Turn, Urgency
 
 HEDGE_MIN: Final = 2
+MAX_QUOTED: Final = 160  # characters of a sentence an observation quotes
 HEDGE_DENSITY: Final = 0.05
 _UNDONE: Final = frozenset({"failed", "refused", "declined", "awaiting_confirmation"})
 _SENTENCES: Final = re.compile(r"[^.!?…\n]+[.!?…]*")
@@ -51,6 +53,10 @@ class Draft:
     source: str = "heuristic"  # or "model"
 
 
+def _quoted(sentence: str) -> str:
+    return sentence if len(sentence) <= MAX_QUOTED else sentence[: MAX_QUOTED - 1] + "…"
+
+
 def sentences(text: str) -> list[str]:
     """`text` cut after ., !, ?, … or a line break; each piece stripped, blanks dropped."""
     return [s.strip() for s in _SENTENCES.findall(text) if s.strip()]
@@ -66,7 +72,7 @@ def verify(turn: Turn) -> list[Draft]:
             Draft(
                 Mandate.VERIFY,
                 (turn.n,),
-                f'Alto said "{claims[0]}" but no action succeeded.',
+                f'Alto said "{_quoted(claims[0])}" but no action succeeded.',
                 Urgency.HIGH,
             )
         ]
@@ -78,7 +84,7 @@ def verify(turn: Turn) -> list[Draft]:
         Draft(
             Mandate.VERIFY,
             (turn.n,),
-            f'Alto said "{claims[0]}" but {what} did not succeed ({undone[0].verdict}).',
+            f'Alto said "{_quoted(claims[0])}" but {what} did not succeed ({undone[0].verdict}).',
             Urgency.MEDIUM,
         )
     ]
@@ -87,13 +93,13 @@ def verify(turn: Turn) -> list[Draft]:
 def commitments(turn: Turn) -> list[Draft]:
     """Things the person or Alto said would be done later."""
     found = [
-        Draft(Mandate.COMPLETE, (turn.n,), f'The person said: "{s}"', Urgency.MEDIUM)
+        Draft(Mandate.COMPLETE, (turn.n,), f'The person said: "{_quoted(s)}"', Urgency.MEDIUM)
         for s in sentences(turn.utterance)
         if _PERSON_COMMITMENT.search(s)
     ]
     if not any(o.acted for o in turn.outcomes):
         found += [
-            Draft(Mandate.COMPLETE, (turn.n,), f'Alto said: "{s}"', Urgency.MEDIUM)
+            Draft(Mandate.COMPLETE, (turn.n,), f'Alto said: "{_quoted(s)}"', Urgency.MEDIUM)
             for s in sentences(turn.reply)
             if _ALTO_COMMITMENT.search(s)
         ]

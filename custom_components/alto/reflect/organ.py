@@ -250,7 +250,9 @@ class Reflector:
         outcomes: Sequence[Outcome],
         conversation_id: str,
     ) -> TurnReceipt:
-        """Journal one finished exchange (texts cut at `MAX_TURN_TEXT` characters)."""
+        """Journal one finished exchange: the person's utterance, Alto's spoken reply, the
+        effector's outcomes (never the model's words about them). Texts are cut at
+        `MAX_TURN_TEXT` characters; a lone surrogate becomes "?"."""
         held = await self._scope(scope)
         retention = max(1, self.config.retention)
 
@@ -258,8 +260,8 @@ class Reflector:
             turn = Turn(
                 state.next_turn,
                 at,
-                utterance[:MAX_TURN_TEXT],
-                reply[:MAX_TURN_TEXT],
+                _text(utterance),
+                _text(reply),
                 tuple(outcomes),
                 conversation_digest(conversation_id),
             )
@@ -345,7 +347,7 @@ class Reflector:
                     "turns": [t.n for t in turns],
                     "source": source,
                     "refusal": refusal.reason.value if refusal else None,
-                    "response": raw if raw and len(raw) <= n1.MAX_ANSWER_BYTES else None,
+                    "response": _recordable(raw, n1.MAX_ANSWER_BYTES),
                     "observations": [o.to_json() for o in _observations(state, drafts, at)],
                     "nominations": [x.to_json() for x in kept],
                 }
@@ -591,6 +593,19 @@ class Reflector:
             last_synthesis_at=state.last_synthesis_at,
             pressure=self._pressure.get(scope),
         )
+
+
+def _text(text: str) -> str:
+    return text[:MAX_TURN_TEXT].encode("utf-8", "replace").decode("utf-8")
+
+
+def _recordable(raw: str | None, bound: int) -> str | None:
+    """A raw answer as the journal keeps it: None when absent, over `bound` bytes or not UTF-8
+    (a refused answer can be either; an accepted one never is)."""
+    try:
+        return raw if raw is not None and len(raw.encode("utf-8")) <= bound else None
+    except UnicodeEncodeError:
+        return None
 
 
 def _observations(state: ScopeState, drafts: Sequence[Draft], at: int) -> list[Observation]:
