@@ -14,6 +14,7 @@ Module map (each module's docstring carries its own contract):
 - `reflection`: N+25's phases, call, schema, parser and review.
 - `synthesis`: N+100's pressure, guard, call, schema, parser, citation check and rendering.
 - `frame`: frame of mind from the time since the last message.
+- `replay`: offline replay of a scope's journal, every pass re-derived without a model.
 - `organ`: `Reflector`, the one object the integration holds; `runner`: `PassRunner`, the
   background queue that conversational turns preempt.
 """
@@ -43,6 +44,7 @@ from .records import (
     Urgency,
 )
 from .reflection import ReflectionReport
+from .replay import replay
 from .runner import PassRunner
 from .synthesis import Pressure, SynthesisReport
 
@@ -73,4 +75,5 @@ __all__ = [
     "Urgency",
     "frame_for",
     "frame_line",
+    "replay",
 ]

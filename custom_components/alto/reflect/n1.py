@@ -26,7 +26,8 @@ from ..memory.reasons import Reason
 from . import heuristics, strict
 from .heuristics import Draft
 from .prompting import ledger_block, messages, turn_block
-from .records import LedgerEntry, Mandate, Nomination, Turn, Urgency
+from .records import Box, LedgerEntry, Mandate, Nomination, Observation, Turn, Urgency
+from .state import ScopeState
 
 MAX_OBSERVATIONS: Final = 6
 MAX_NOMINATIONS: Final = 4
@@ -156,4 +157,35 @@ def drafts(turns: Sequence[Turn], answer: N1Answer | None) -> list[Draft]:
                 for d in answer.drafts
             ):
                 found.append(check)
+    return found
+
+
+def _key(mandate: str, content: str) -> tuple[str, str]:
+    return mandate, " ".join(content.casefold().split())
+
+
+def inbox_items(state: ScopeState, drafts: Sequence[Draft], at: int) -> list[Observation]:
+    """Inbox items for the drafts, built against the state at commit time: ids from
+    `state.next_id` on, the box their urgency says; a draft already waiting in the inbox (same
+    mandate and content) or citing a turn no longer kept is skipped."""
+    seen = {_key(o.mandate, o.content) for o in state.inbox.values() if o.box is not Box.SENT}
+    found: list[Observation] = []
+    for draft in drafts:
+        key = _key(draft.mandate, draft.content)
+        if key in seen or not all(n in state.turns for n in draft.turns):
+            continue
+        seen.add(key)
+        box = Box.INTRUSIVE if draft.urgency.intrusive else Box.PENDING
+        found.append(
+            Observation(
+                state.next_id + len(found),
+                draft.turns,
+                draft.content,
+                draft.urgency,
+                draft.mandate,
+                box,
+                at,
+                draft.source,
+            )
+        )
     return found

@@ -39,7 +39,6 @@ from ..memory.prompts import Message
 from ..memory.reasons import Reason, Refusal
 from . import n1, reflection, synthesis
 from .frame import frame_line
-from .heuristics import Draft
 from .log import ScopeLog
 from .records import (
     MAX_TURN_TEXT,
@@ -161,10 +160,6 @@ class _Scope:
 
 def _urgent_first(items: Iterable[Observation]) -> tuple[Observation, ...]:
     return tuple(sorted(items, key=lambda o: (-o.urgency.rank, o.id)))
-
-
-def _key(mandate: str, content: str) -> tuple[str, str]:
-    return mandate, " ".join(content.casefold().split())
 
 
 class Reflector:
@@ -348,7 +343,7 @@ class Reflector:
                     "source": source,
                     "refusal": refusal.reason.value if refusal else None,
                     "response": _recordable(raw, n1.MAX_ANSWER_BYTES),
-                    "observations": [o.to_json() for o in _observations(state, drafts, at)],
+                    "observations": [o.to_json() for o in n1.inbox_items(state, drafts, at)],
                     "nominations": [x.to_json() for x in kept],
                 }
 
@@ -460,6 +455,7 @@ class Reflector:
                     "from": covered[0],
                     "through": covered[1],
                     "response": raw,
+                    "stale_after": self.config.stale_after_s,
                     "entries": [e.to_json() for e in result.entries],
                     "nominations": [
                         x.to_json() for x in answer.nominations if x.turn in state.turns
@@ -606,29 +602,3 @@ def _recordable(raw: str | None, bound: int) -> str | None:
         return raw if raw is not None and len(raw.encode("utf-8")) <= bound else None
     except UnicodeEncodeError:
         return None
-
-
-def _observations(state: ScopeState, drafts: Sequence[Draft], at: int) -> list[Observation]:
-    """Inbox items for the drafts: ids from `state.next_id`, urgency's box; a draft already
-    open in the inbox (same mandate and content), or citing a turn no longer kept, is skipped."""
-    seen = {_key(o.mandate, o.content) for o in state.inbox.values() if o.box is not Box.SENT}
-    found: list[Observation] = []
-    for draft in drafts:
-        key = _key(draft.mandate, draft.content)
-        if key in seen or not all(n in state.turns for n in draft.turns):
-            continue
-        seen.add(key)
-        box = Box.INTRUSIVE if draft.urgency.intrusive else Box.PENDING
-        found.append(
-            Observation(
-                state.next_id + len(found),
-                draft.turns,
-                draft.content,
-                draft.urgency,
-                draft.mandate,
-                box,
-                at,
-                draft.source,
-            )
-        )
-    return found

@@ -10,8 +10,9 @@ journal, and ``op``, ``scope``, ``at``):
   ``"heuristic"``), ``refusal`` (why the model's answer was not used, or null), ``response``
   (the raw answer, or null), ``observations`` (new inbox items), ``nominations``;
 - ``inbox``: ``action`` (``"sent"``, ``"dismissed"``, ``"completed"``), ``ids``;
-- ``reflection``: ``from``/``through`` (turns read), ``response``, ``entries`` (ledger lines),
-  ``nominations``, ``dropped`` (what review removed, with why);
+- ``reflection``: ``from``/``through`` (turns read), ``response``, ``stale_after`` (the stale
+  age review used, seconds), ``entries`` (ledger lines), ``nominations``, ``dropped`` (what
+  review removed, with why);
 - ``synthesis``: ``synthesis`` (a `Synthesis`), ``response``, ``dropped`` (elements whose
   citations did not resolve), ``pressure`` (permille, or null);
 - ``forget``: ``turns`` (removed with everything that cites them);
