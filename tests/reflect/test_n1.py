@@ -202,7 +202,9 @@ async def test_the_cursor_reads_each_turn_once_in_batches(
         await say(organ, USER_A, f"turn {i + 1}")
     assert (await organ.run_n1(USER_A)).turns == (1, 2)
     assert (await organ.run_n1(USER_A)).turns == (3,)
-    assert (await organ.run_n1(USER_A)).source == "none"
+    idle = await organ.run_n1(USER_A)
+    assert idle.source == "none"
+    assert idle.heartbeat is False  # nothing read, nothing journaled
     await say(organ, USER_A, "turn 4")
     assert (await organ.run_n1(USER_A)).turns == (4,)
     shown = [json.dumps(schema["properties"]["nominations"]) for _, schema in model.calls]

@@ -15,21 +15,15 @@ Module map (each module's docstring carries its own contract):
 - `synthesis`: N+100's pressure, guard, call, schema, parser, citation check and rendering.
 - `frame`: frame of mind from the time since the last message.
 - `replay`: offline replay of a scope's journal, every pass re-derived without a model.
-- `organ`: `Reflector`, the one object the integration holds; `runner`: `PassRunner`, the
-  background queue that conversational turns preempt.
+- `organ`: `Reflector`, the one object the integration holds, with its `config` and the
+  `reports` its calls return; `runner`: `PassRunner`, the background queue that conversational
+  turns preempt.
 """
 
+from .config import ReflectConfig
 from .frame import Frame, frame_for, frame_line
 from .log import JournalDamaged
-from .organ import (
-    Due,
-    InboxView,
-    N1Report,
-    ReflectConfig,
-    Reflector,
-    ScopeStatus,
-    TurnReceipt,
-)
+from .organ import Reflector
 from .records import (
     Box,
     Element,
@@ -45,6 +39,7 @@ from .records import (
 )
 from .reflection import ReflectionReport
 from .replay import replay
+from .reports import Due, InboxView, N1Report, ScopeStatus, TurnReceipt
 from .runner import PassRunner
 from .synthesis import Pressure, SynthesisReport
 

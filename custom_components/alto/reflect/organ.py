@@ -32,12 +32,13 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ..memory.ollama_io import CallModel
 from ..memory.prompts import Message
 from ..memory.reasons import Reason, Refusal
 from . import n1, reflection, synthesis
+from .config import ReflectConfig
 from .frame import frame_line
 from .log import ScopeLog
 from .records import (
@@ -54,6 +55,7 @@ from .records import (
     valid_scope,
 )
 from .reflection import ReflectionReport
+from .reports import Due, InboxView, N1Report, ScopeStatus, TurnReceipt
 from .state import ScopeState
 from .strict import Malformed
 from .synthesis import Pressure, SynthesisReport
@@ -62,88 +64,9 @@ type Clock = Callable[[], float]
 type RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 type Build = Callable[[ScopeState, int], dict[str, Any] | None]
 
-INBOX_ACTIONS: Final = ("dismissed", "completed")
-
 
 async def _inline(function: Callable[[], Any]) -> Any:
     return function()
-
-
-@dataclass(frozen=True, slots=True)
-class ReflectConfig:
-    """The organ's limits and intervals (turn counts are per scope)."""
-
-    retention: int = 500  # turns kept per scope
-    n1_batch: int = 3  # most unread turns one N+1 pass reads
-    reflection_interval: int = 25
-    reflection_batch: int = 50  # most turns one reflection reads
-    synthesis_interval: int = 100
-    pressure_tier: int = 80  # the warning tier at which pressure makes a synthesis due
-    pressure_min_new: int = 5  # turns since the last synthesis before pressure triggers again
-    stale_after_s: int = 30 * 86400  # an open commitment older than this is resolved as stale
-    # UTF-8 bytes of turn blocks one reflection or synthesis shows (about 4,000 tokens of
-    # English): with the instruction, the ledger lines and the answer, it fits num_ctx 8192.
-    prompt_budget: int = 16384
-    call_timeout_s: float = 120.0
-    compact_every: int = 512  # entries in a file before it is compacted
-
-
-@dataclass(frozen=True, slots=True)
-class Due:
-    """Which background passes a scope is due for now."""
-
-    n1: bool
-    reflection: bool
-    synthesis: str | None  # "interval", "pressure" or None
-
-
-@dataclass(frozen=True, slots=True)
-class TurnReceipt:
-    """The recorded turn's number, and what is due after it."""
-
-    n: int
-    due: Due
-
-
-@dataclass(frozen=True, slots=True)
-class N1Report:
-    """What one N+1 pass did. `source`: "model", "heuristic", or "none" (no unread turn)."""
-
-    scope: str
-    turns: tuple[int, ...]
-    observations: tuple[Observation, ...]
-    nominations: tuple[Nomination, ...]
-    source: str
-    refusal: str | None = None
-
-    @property
-    def heartbeat(self) -> bool:
-        """Nothing was noted: the pass still ran and its entry is the heartbeat."""
-        return not self.observations
-
-
-@dataclass(frozen=True, slots=True)
-class InboxView:
-    """A scope's three boxes, most urgent first in the intrusive box, else oldest first."""
-
-    intrusive: tuple[Observation, ...]
-    pending: tuple[Observation, ...]
-    sent: tuple[Observation, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeStatus:
-    """Counts and times for sensors and diagnostics: no text of the scope."""
-
-    turns: int
-    last_turn: int
-    intrusive: int
-    pending: int
-    sent: int
-    ledger_lines: int
-    last_reflection_at: int | None
-    last_synthesis_at: int | None
-    pressure: Pressure | None
 
 
 @dataclass(slots=True)
