@@ -45,10 +45,6 @@ class ScriptedModel:
             return item(messages, schema)
         return item
 
-    def prompts(self) -> str:
-        """Every message content of every call, joined."""
-        return "\n".join(m["content"] for messages, _ in self.calls for m in messages)
-
 
 class Gate:
     """A model call that blocks until `release`, then answers `answer`."""
@@ -88,11 +84,6 @@ def answer(**fields: Any) -> str:
 def n1_answer(observations: list[dict[str, Any]] | None = None, nominations: list[Any] = ()) -> str:
     """An N+1 answer."""
     return answer(observations=observations or [], nominations=list(nominations))
-
-
-def quiet(*_: Any) -> str:
-    """An N+1 answer noting nothing."""
-    return n1_answer()
 
 
 LIGHT_OFF = Outcome("executed", "light.kitchen", "turn_off")

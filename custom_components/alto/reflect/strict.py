@@ -11,7 +11,7 @@ nothing of a malformed answer is used, and nothing is repaired.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import Any, NoReturn
 
 from ..memory.reasons import Reason, Refusal
@@ -110,7 +110,7 @@ def text(value: object, where: str, *, high: int) -> str:
     return value
 
 
-def choice[T: str](value: object, choices: Iterable[T], where: str) -> T:
+def choice[T: str](value: object, choices: Collection[T], where: str) -> T:
     """`value` as one of `choices` (exact strings)."""
     for option in choices:
         if value == option:
