@@ -261,14 +261,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--chroma-budget-s", type=float, default=180.0)
-    parser.add_argument("--no-chroma", action="store_true", help="skip Chroma (e.g. a GPU host)")
+    parser.add_argument("--gpu-only", action="store_true", help="skip Chroma (scripts/gpu_check)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
         sizes, args.repeats, args.chroma_budget_s = [10_000, 100_000], 7, 30.0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     began = time.perf_counter()
-    chroma = None if args.no_chroma else Chroma()
+    chroma = None if args.gpu_only else Chroma()
     with tempfile.TemporaryDirectory() as cache:
         gpu = gpu_backend(Path(cache))
         try:
