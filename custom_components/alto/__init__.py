@@ -16,6 +16,7 @@ from .coordinator import (
     AltoRuntime,
     MemoryCoordinator,
     ModelCoordinator,
+    ReflectionCoordinator,
     ThoughtCoordinator,
 )
 from .exposure import ExposureIndex
@@ -23,6 +24,7 @@ from .memory_organ import MemoryOrgan
 from .model_client import close_client, make_client
 from .panel import async_setup_panel
 from .recent import async_track_recent
+from .reflection import ReflectionOrgan
 from .services import async_register_services
 from .settings import AltoSettings
 from .thoughts import ThoughtOrgan
@@ -75,6 +77,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     entry.async_on_unload(memory_coordinator.async_start())
     thought_coordinator = ThoughtCoordinator(hass, entry, thoughts)
     entry.async_on_unload(thought_coordinator.async_start())
+    reflection = ReflectionOrgan.build(hass, entry.entry_id, client, memory, settings)
+    entry.async_on_unload(reflection.async_close)
+    await reflection.async_start()
+    entry.async_on_unload(reflection.async_listen())
+    reflection_coordinator = ReflectionCoordinator(hass, entry, reflection)
+    entry.async_on_unload(reflection_coordinator.async_start())
     entry.runtime_data = AltoRuntime(
         settings=settings,
         client=client,
@@ -84,6 +92,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         memory_coordinator=memory_coordinator,
         thoughts=thoughts,
         thought_coordinator=thought_coordinator,
+        reflection=reflection,
+        reflection_coordinator=reflection_coordinator,
     )
     entry.async_on_unload(async_track_recent(hass, entry))
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
@@ -93,9 +103,11 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
-    """Unload the platforms and close the HTTP pool."""
+    """Unload the platforms, stop the background passes and close the HTTP pool."""
     if not await hass.config_entries.async_unload_platforms(entry, PLATFORMS):
         return False
+    # Before the client closes: a pass cut off by a closed pool would count as a failed call.
+    await entry.runtime_data.reflection.async_close()
     if entry.runtime_data.memory is not None:
         await entry.runtime_data.memory.async_close()
     await close_client(entry.runtime_data.client)

@@ -35,6 +35,7 @@ from .act.tiers import DEFAULT_TIERS, Tier
 from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
+    CONF_BREATHER,
     CONF_CHROMA_HOST,
     CONF_CHROMA_PORT,
     CONF_CONSENT,
@@ -44,29 +45,42 @@ from .const import (
     CONF_MAX_HISTORY,
     CONF_MEMORY_MODE,
     CONF_MODEL,
+    CONF_N1_ENABLED,
+    CONF_N1_MODEL,
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
+    CONF_REFLECT,
+    CONF_REFLECTION_ENABLED,
+    CONF_REFLECTION_INTERVAL,
+    CONF_REFLECTION_MODEL,
     CONF_REPLY_CHANNEL,
     CONF_REQUEST_TIMEOUT,
     CONF_SURFACER_ENABLED,
     CONF_SURFACER_MODEL,
     CONF_SURFACER_RECALL,
     CONF_SURFACER_WAIT,
+    CONF_SYNTHESIS_ENABLED,
+    CONF_SYNTHESIS_INTERVAL,
+    CONF_SYNTHESIS_MODEL,
     CONF_URL,
+    DEFAULT_BREATHER,
     DEFAULT_CHROMA_PORT,
     DEFAULT_GPU,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
     DEFAULT_MEMORY_MODE,
     DEFAULT_NUM_CTX,
+    DEFAULT_PASS_ENABLED,
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
+    DEFAULT_REFLECTION_INTERVAL,
     DEFAULT_REPLY_CHANNEL,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SURFACER_ENABLED,
     DEFAULT_SURFACER_RECALL,
     DEFAULT_SURFACER_WAIT,
+    DEFAULT_SYNTHESIS_INTERVAL,
     DOMAIN,
     LOGGER,
     MAX_MAX_HISTORY,
@@ -326,8 +340,48 @@ def _consent_schema(current: dict[str, str]) -> probatio.Schema:
     )
 
 
+def _reflect_schema(current: Mapping[str, Any]) -> probatio.Schema:
+    """Each background pass on or off, its interval and model (empty: the chat model), and the
+    breather after a turn before any of them starts."""
+
+    def default(key: str, value: Any) -> dict[str, Any]:
+        return {"default": current.get(key, value)}
+
+    def model(key: str) -> dict[probatio.Marker, Any]:
+        suggested = {"suggested_value": current.get(key)}
+        return {probatio.Optional(key, description=suggested): TextSelector()}
+
+    return probatio.Schema(
+        {
+            probatio.Required(CONF_N1_ENABLED, **default(CONF_N1_ENABLED, DEFAULT_PASS_ENABLED)): (
+                BooleanSelector()
+            ),
+            **model(CONF_N1_MODEL),
+            probatio.Required(
+                CONF_REFLECTION_ENABLED, **default(CONF_REFLECTION_ENABLED, DEFAULT_PASS_ENABLED)
+            ): BooleanSelector(),
+            probatio.Required(
+                CONF_REFLECTION_INTERVAL,
+                **default(CONF_REFLECTION_INTERVAL, DEFAULT_REFLECTION_INTERVAL),
+            ): _number(5, 500),
+            **model(CONF_REFLECTION_MODEL),
+            probatio.Required(
+                CONF_SYNTHESIS_ENABLED, **default(CONF_SYNTHESIS_ENABLED, DEFAULT_PASS_ENABLED)
+            ): BooleanSelector(),
+            probatio.Required(
+                CONF_SYNTHESIS_INTERVAL,
+                **default(CONF_SYNTHESIS_INTERVAL, DEFAULT_SYNTHESIS_INTERVAL),
+            ): _number(10, 1000),
+            **model(CONF_SYNTHESIS_MODEL),
+            probatio.Required(CONF_BREATHER, **default(CONF_BREATHER, DEFAULT_BREATHER)): _number(
+                0, 60, 0.5
+            ),
+        }
+    )
+
+
 class AltoOptionsFlow(OptionsFlow):
-    """Prompt, history, context window, keep-alive, timeout and the plain-reply fallback."""
+    """Every option in one form; consent tiers and the background passes in their sections."""
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """One form with every option."""
@@ -412,6 +466,10 @@ class AltoOptionsFlow(OptionsFlow):
                 ),
                 probatio.Required(CONF_CONSENT): section(
                     _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
+                ),
+                # Optional, so a form sent without the section keeps every pass's default.
+                probatio.Optional(CONF_REFLECT, default={}): section(
+                    _reflect_schema(options.get(CONF_REFLECT, {})), {"collapsed": True}
                 ),
             }
         )

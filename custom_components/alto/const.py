@@ -32,6 +32,16 @@ CONF_SURFACER_WAIT: Final = "surfacer_wait"  # seconds the reply waits for a tho
 CONF_SURFACER_MODEL: Final = "surfacer_model"  # default: the chat model
 CONF_CONSENT: Final = "consent"  # {domain: tier} overrides of the default consent tiers
 CONF_REPLY_CHANNEL: Final = "reply_channel"  # "auto", "json" or "markers"
+CONF_REFLECT: Final = "reflect"  # the background passes' section of the options
+CONF_N1_ENABLED: Final = "n1_enabled"
+CONF_N1_MODEL: Final = "n1_model"  # default: the chat model
+CONF_REFLECTION_ENABLED: Final = "reflection_enabled"
+CONF_REFLECTION_INTERVAL: Final = "reflection_interval"  # user messages of a scope
+CONF_REFLECTION_MODEL: Final = "reflection_model"  # default: the chat model
+CONF_SYNTHESIS_ENABLED: Final = "synthesis_enabled"
+CONF_SYNTHESIS_INTERVAL: Final = "synthesis_interval"  # user messages of a scope
+CONF_SYNTHESIS_MODEL: Final = "synthesis_model"  # default: the chat model
+CONF_BREATHER: Final = "breather"  # seconds after a turn before a background pass starts
 
 DEFAULT_PROMPT: Final = (
     "You are a warm, concise voice assistant for the people who live in this home. "
@@ -48,6 +58,10 @@ DEFAULT_REPLY_CHANNEL: Final = "auto"
 DEFAULT_SURFACER_ENABLED: Final = True
 DEFAULT_SURFACER_RECALL: Final = False
 DEFAULT_SURFACER_WAIT: Final = 1.5
+DEFAULT_PASS_ENABLED: Final = True
+DEFAULT_REFLECTION_INTERVAL: Final = 25
+DEFAULT_SYNTHESIS_INTERVAL: Final = 100
+DEFAULT_BREATHER: Final = 2.0
 DEFAULT_REQUEST_TIMEOUT: Final = 60.0  # seconds; the ollama client never times out by default
 
 MIN_NUM_CTX: Final = 2048

@@ -2,8 +2,9 @@
 
 The runtime type and the entry alias live here, beside the coordinators they hold, so every
 platform imports them from one module and nothing imports upward. `ModelCoordinator` polls
-Ollama; `MemoryCoordinator` and `ThoughtCoordinator` are push-only views of the memory organ and
-the Surfacer, refreshed by their change signals (nothing about them is polled).
+Ollama; `MemoryCoordinator`, `ThoughtCoordinator` and `ReflectionCoordinator` are push-only views
+of the memory organ, the Surfacer and the reflect organ, refreshed by their change signals
+(nothing about them is polled).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .history import TurnBuffers
 from .memory.qualification import Mode
 from .memory_organ import MemoryOrgan, signal_memory_changed
 from .model_client import ModelFailure, ServedModel, classify_failure, list_models
+from .reflection import ReflectionOrgan, ReflectionState, signal_reflection
 from .reply_stats import ReplyStats
 from .settings import AltoSettings
 from .surface.surfacer import SurfaceOutcome
@@ -45,6 +47,8 @@ class AltoRuntime:
     memory_coordinator: MemoryCoordinator
     thoughts: ThoughtOrgan
     thought_coordinator: ThoughtCoordinator
+    reflection: ReflectionOrgan
+    reflection_coordinator: ReflectionCoordinator
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
     reply_stats: ReplyStats = field(default_factory=ReplyStats)
 
@@ -175,3 +179,16 @@ class ThoughtCoordinator(_PushCoordinator[ThoughtState]):
     def state(self) -> ThoughtState:
         """The outcomes the Surfacer kept."""
         return ThoughtState(self._thoughts.last_surfaced, self._thoughts.last)
+
+
+class ReflectionCoordinator(_PushCoordinator[ReflectionState]):
+    """The household's inbox, the last reflection and synthesis, the latest context pressure."""
+
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, reflection: ReflectionOrgan):
+        """Follow `reflection`."""
+        self._reflection = reflection
+        super().__init__(hass, entry, f"{DOMAIN}_reflection", signal_reflection(entry.entry_id))
+
+    def state(self) -> ReflectionState:
+        """What the reflect organ shows now."""
+        return self._reflection.state

@@ -33,7 +33,8 @@ def redact_url(url: str) -> str:
 async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: AltoConfigEntry
 ) -> dict[str, Any]:
-    """Entry settings (redacted), model availability and turn buffer counts."""
+    """Entry settings (redacted), model availability, turn buffer counts, memory figures and the
+    reflect organ's counts per scope (private scopes numbered, never named)."""
     runtime = entry.runtime_data
     coordinator = runtime.coordinator
     options = dict(entry.options)
@@ -62,4 +63,5 @@ async def async_get_config_entry_diagnostics(
             "selection_backend": runtime.memory.selection.name,
             "journal_entries": runtime.memory.journal.count,
         },
+        "reflect": await runtime.reflection.async_diagnostics(),
     }

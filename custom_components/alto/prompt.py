@@ -1,9 +1,11 @@
 """Every text the conversational model reads, in one place.
 
-The system prompt (persona, identity, marker protocol, home snapshot, time), the breadcrumb of an
-action the effector carried out, and the message that hands validated device states to the
-follow-up call. The organs' own model calls (the executor's in `act/proposal.py`, the thought
-renderer's in `surface/`, memory interpretation's in `memory/prompts.py`) keep their prompts
+The system prompt (persona, identity, marker protocol, home snapshot, time, and the reflect
+organ's frame of mind and impressions), the breadcrumb of an action the effector carried out, the
+note that brings an observation of the background passes to its person's next turn, and the
+message that hands validated device states to the follow-up call. The organs' own model calls
+(the executor's in `act/proposal.py`, the thought renderer's in `surface/`, memory
+interpretation's in `memory/prompts.py`, the background passes' in `reflect/`) keep their prompts
 beside the parser that reads the answer, since each is one contract with its schema.
 """
 
@@ -84,16 +86,32 @@ def system_prompt(
     json_channel: bool,
     entities: Iterable[EntityLine],
     now: datetime,
+    frame_of_mind: str = "",
+    impressions: str = "",
 ) -> str:
-    """Persona, identity, answer protocol, home snapshot, current time (in that order)."""
+    """Persona, identity, answer protocol, home snapshot, current time, then the speaker's
+    frame of mind line and Alto's impressions section (the reflect organ's, both in the
+    speaker's own scope; each left out when empty), in that order."""
     parts = [
         neutralized(persona.strip()),  # a template: it may render entity states
         identity_line(assistant_name),
         JSON_PROTOCOL if json_channel else MARKER_PROTOCOL,
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
+        frame_of_mind,
+        impressions,
     ]
     return "\n\n".join(p for p in parts if p)
+
+
+def noticing(content: str) -> str:
+    """The assistant-role note that brings an urgent observation of the background passes to
+    its person's next turn: Alto's own noticing, in the first person, for it to raise in its
+    own words. The content quotes what was said, so no marker may ride along."""
+    return neutralized(
+        "Something I noticed after our last exchange, which I should bring up now, briefly and "
+        f"in my own words: {' '.join(content.split())}"
+    )
 
 
 def breadcrumb(call: ValidatedCall, name: str) -> str:

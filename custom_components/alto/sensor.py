@@ -1,9 +1,11 @@
-"""Sensors: memory count, memory mode and the last verified thought."""
+"""Sensors: memory count, memory mode, the last verified thought, and the reflect organ's inbox
+size, last reflection, last synthesis and context pressure (numbers, times and codes only)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from homeassistant.components.sensor import (
@@ -12,7 +14,7 @@ from homeassistant.components.sensor import (
     SensorEntityDescription,
     SensorStateClass,
 )
-from homeassistant.const import EntityCategory
+from homeassistant.const import PERCENTAGE, EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
@@ -21,11 +23,14 @@ from .coordinator import (
     AltoConfigEntry,
     MemoryCoordinator,
     MemoryState,
+    ReflectionCoordinator,
     ThoughtCoordinator,
     ThoughtState,
 )
 from .entity import AltoCoordinatorEntity
 from .memory.qualification import Mode
+from .reflect import Box
+from .reflection import PassRecord, ReflectionState
 
 PARALLEL_UPDATES = 0
 MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
@@ -46,6 +51,14 @@ class ThoughtSensorDescription(SensorEntityDescription):
 
     value_fn: Callable[[ThoughtState], StateType]
     attributes_fn: Callable[[ThoughtState], dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReflectionSensorDescription(SensorEntityDescription):
+    """A sensor over the reflect organ's state."""
+
+    value_fn: Callable[[ReflectionState], StateType | datetime]
+    attributes_fn: Callable[[ReflectionState], dict[str, Any]]
 
 
 MEMORY_SENSORS = (
@@ -86,15 +99,73 @@ LAST_THOUGHT = ThoughtSensorDescription(
 )
 
 
+def _pass_attributes(record: PassRecord | None) -> dict[str, Any]:
+    """Whether the pass was on a private scope, and its counts and codes."""
+    return {} if record is None else {"private": record.private, **record.facts}
+
+
+# The inbox is the household's (states are readable by every user); the pass records and the
+# pressure may come from any scope, as times, counts and codes that hold no text.
+REFLECTION_SENSORS = (
+    ReflectionSensorDescription(
+        key="inbox_size",
+        state_class=SensorStateClass.MEASUREMENT,
+        value_fn=lambda reflection: len(reflection.inbox),
+        attributes_fn=lambda reflection: {
+            "intrusive": sum(1 for item in reflection.inbox if item.box is Box.INTRUSIVE),
+            "pending": sum(1 for item in reflection.inbox if item.box is Box.PENDING),
+        },
+    ),
+    ReflectionSensorDescription(
+        key="last_reflection",
+        device_class=SensorDeviceClass.TIMESTAMP,
+        value_fn=lambda reflection: (
+            reflection.last_reflection.at if reflection.last_reflection else None
+        ),
+        attributes_fn=lambda reflection: _pass_attributes(reflection.last_reflection),
+    ),
+    ReflectionSensorDescription(
+        key="last_synthesis",
+        device_class=SensorDeviceClass.TIMESTAMP,
+        value_fn=lambda reflection: (
+            reflection.last_synthesis.at if reflection.last_synthesis else None
+        ),
+        attributes_fn=lambda reflection: _pass_attributes(reflection.last_synthesis),
+    ),
+    ReflectionSensorDescription(
+        key="context_pressure",
+        native_unit_of_measurement=PERCENTAGE,
+        state_class=SensorStateClass.MEASUREMENT,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        suggested_display_precision=0,
+        value_fn=lambda reflection: reflection.pressure.percent if reflection.pressure else None,
+        attributes_fn=lambda reflection: (
+            {}
+            if reflection.pressure is None
+            else {
+                "tier": reflection.pressure.tier,
+                "prompt_tokens": reflection.pressure.prompt_tokens,
+                "num_ctx": reflection.pressure.num_ctx,
+                "private": reflection.pressure.private,
+            }
+        ),
+    ),
+)
+
+
 async def async_setup_entry(
     hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
-    """Add the memory sensors and the thought sensor."""
+    """Add the memory sensors, the thought sensor and the reflect organ's sensors."""
     runtime = entry.runtime_data
     async_add_entities(
         [
             *(MemorySensor(entry, runtime.memory_coordinator, d) for d in MEMORY_SENSORS),
             ThoughtSensor(entry, runtime.thought_coordinator, LAST_THOUGHT),
+            *(
+                ReflectionSensor(entry, runtime.reflection_coordinator, d)
+                for d in REFLECTION_SENSORS
+            ),
         ]
     )
 
@@ -134,3 +205,22 @@ class ThoughtSensor(AltoCoordinatorEntity[ThoughtCoordinator], SensorEntity):
 
     def _state(self) -> ThoughtState:
         return self.coordinator.data or ThoughtState(None, None)
+
+
+class ReflectionSensor(AltoCoordinatorEntity[ReflectionCoordinator], SensorEntity):
+    """A number, time or code of the reflect organ."""
+
+    entity_description: ReflectionSensorDescription
+
+    @property
+    def native_value(self) -> StateType | datetime:
+        """The described value."""
+        return self.entity_description.value_fn(self._state())
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        """The described attributes."""
+        return self.entity_description.attributes_fn(self._state())
+
+    def _state(self) -> ReflectionState:
+        return self.coordinator.data or ReflectionState()

@@ -23,6 +23,8 @@ from .const import DOMAIN
 from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan, row_dict
+from .reflect.records import valid_scope
+from .reflection import reflection_response, synthesis_response
 
 SERVICE_CHECK_ACTION = "check_action"
 SERVICE_REMEMBER = "remember"
@@ -31,6 +33,8 @@ SERVICE_RECALL = "recall"
 SERVICE_REPLAY = "replay"
 SERVICE_QUALIFY = "qualify"
 SERVICE_PURGE = "purge"
+SERVICE_REFLECT = "reflect"
+SERVICE_SYNTHESIZE = "synthesize"
 ATTR_ENTRY_ID = "config_entry_id"
 
 
@@ -74,6 +78,7 @@ RECALL_SCHEMA = ENTRY_SCHEMA.extend(
     }
 )
 PURGE_SCHEMA = ENTRY_SCHEMA.extend({probatio.Required("owner"): _text})
+PASS_SCHEMA = ENTRY_SCHEMA.extend({probatio.Optional("owner"): _text})
 
 
 def loaded_entry(hass: HomeAssistant, entry_id: str | None) -> AltoConfigEntry:
@@ -98,7 +103,8 @@ def _memory(call: ServiceCall) -> MemoryOrgan:
 
 
 async def _async_scope(call: ServiceCall) -> str | None:
-    """Whose memories a call reads or writes: `owner` if given, else the caller (or household).
+    """Whose memories or turn log a call reads or writes: `owner` if given, else the caller (or
+    household).
 
     Only an administrator may name another user as owner; a name in text authenticates nobody.
     """
@@ -159,11 +165,15 @@ async def _async_qualify(call: ServiceCall) -> dict[str, Any]:
 
 
 async def _async_purge(call: ServiceCall) -> dict[str, Any]:
-    """Forget every memory owned by one user (an administrator's service: the user may be gone,
-    and a deleted user's memories must not become permanent)."""
+    """Forget every memory owned by one user, and delete their turn log with all the reflect
+    organ derived from it (an administrator's service: the user may be gone, and a deleted
+    user's memories must not become permanent)."""
     owner = call.data["owner"]
     if owner == HOUSEHOLD:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="purge_household")
+    entry = loaded_entry(call.hass, call.data.get(ATTR_ENTRY_ID))
+    if valid_scope(owner):
+        await entry.runtime_data.reflection.async_purge(owner)
     memory = _memory(call)
     ids = [row.id for row in memory.rows(owner) if row.scope == owner]
     if not ids:
@@ -171,6 +181,20 @@ async def _async_purge(call: ServiceCall) -> dict[str, Any]:
     report = await memory.async_forget(ids, viewer=owner)
     report.raise_if_refused()
     return {"forgotten": report.ids}
+
+
+async def _async_reflect(call: ServiceCall) -> dict[str, Any]:
+    """Reflect now on the turns of a scope the caller may see: the report."""
+    scope = await _async_scope(call) or HOUSEHOLD
+    entry = loaded_entry(call.hass, call.data.get(ATTR_ENTRY_ID))
+    return reflection_response(await entry.runtime_data.reflection.async_reflect(scope))
+
+
+async def _async_synthesize(call: ServiceCall) -> dict[str, Any]:
+    """Synthesize now what is new in a scope the caller may see: the synthesis."""
+    scope = await _async_scope(call) or HOUSEHOLD
+    entry = loaded_entry(call.hass, call.data.get(ATTR_ENTRY_ID))
+    return synthesis_response(await entry.runtime_data.reflection.async_synthesize(scope))
 
 
 async def _async_check_action(call: ServiceCall) -> dict[str, Any]:
@@ -196,6 +220,8 @@ def async_register_services(hass: HomeAssistant) -> None:
         (SERVICE_REMEMBER, _async_remember, REMEMBER_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_FORGET, _async_forget, FORGET_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_RECALL, _async_recall, RECALL_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_REFLECT, _async_reflect, PASS_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_SYNTHESIZE, _async_synthesize, PASS_SCHEMA, SupportsResponse.OPTIONAL),
     ):
         hass.services.async_register(
             DOMAIN, name, handler, schema=schema, supports_response=response

@@ -17,6 +17,7 @@ from homeassistant.const import CONF_API_KEY
 from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
+    CONF_BREATHER,
     CONF_CHROMA_HOST,
     CONF_CHROMA_PORT,
     CONF_CONSENT,
@@ -26,29 +27,42 @@ from .const import (
     CONF_MAX_HISTORY,
     CONF_MEMORY_MODE,
     CONF_MODEL,
+    CONF_N1_ENABLED,
+    CONF_N1_MODEL,
     CONF_NUM_CTX,
     CONF_PLAIN_REPLY_FALLBACK,
     CONF_PROMPT,
+    CONF_REFLECT,
+    CONF_REFLECTION_ENABLED,
+    CONF_REFLECTION_INTERVAL,
+    CONF_REFLECTION_MODEL,
     CONF_REPLY_CHANNEL,
     CONF_REQUEST_TIMEOUT,
     CONF_SURFACER_ENABLED,
     CONF_SURFACER_MODEL,
     CONF_SURFACER_RECALL,
     CONF_SURFACER_WAIT,
+    CONF_SYNTHESIS_ENABLED,
+    CONF_SYNTHESIS_INTERVAL,
+    CONF_SYNTHESIS_MODEL,
     CONF_URL,
+    DEFAULT_BREATHER,
     DEFAULT_CHROMA_PORT,
     DEFAULT_GPU,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
     DEFAULT_MEMORY_MODE,
     DEFAULT_NUM_CTX,
+    DEFAULT_PASS_ENABLED,
     DEFAULT_PLAIN_REPLY_FALLBACK,
     DEFAULT_PROMPT,
+    DEFAULT_REFLECTION_INTERVAL,
     DEFAULT_REPLY_CHANNEL,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SURFACER_ENABLED,
     DEFAULT_SURFACER_RECALL,
     DEFAULT_SURFACER_WAIT,
+    DEFAULT_SYNTHESIS_INTERVAL,
 )
 
 
@@ -63,6 +77,14 @@ def reply_channel(option: str) -> ReplyChannel:
     """The channel an option value means. "auto" is the JSON answer: constrained decoding holds
     any Ollama model to it, while marks are only asked for (a small model ignores them)."""
     return ReplyChannel(option) if option in ReplyChannel else ReplyChannel.JSON
+
+
+@dataclass(frozen=True, slots=True)
+class PassSettings:
+    """One background pass of the reflect organ: whether it runs on its own, and its model."""
+
+    enabled: bool
+    model: str  # the chat model unless one is chosen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,6 +113,14 @@ class AltoSettings:
     surfacer_wait: float = DEFAULT_SURFACER_WAIT
     consent: Mapping[str, str] = field(default_factory=dict)
     reply_channel: ReplyChannel = ReplyChannel.JSON
+    # The reflect organ's passes (section `reflect` of the options). A disabled pass is never
+    # started in the background; its service still runs it on demand.
+    n1: PassSettings
+    reflection: PassSettings
+    synthesis: PassSettings
+    reflection_interval: int = DEFAULT_REFLECTION_INTERVAL
+    synthesis_interval: int = DEFAULT_SYNTHESIS_INTERVAL
+    breather: float = DEFAULT_BREATHER
 
     @property
     def keep_alive(self) -> str:
@@ -106,6 +136,14 @@ class AltoSettings:
     def from_mapping(cls, values: Mapping[str, Any]) -> AltoSettings:
         """The settings in a mapping of config keys (the options flow's numbers are floats)."""
         model = str(values[CONF_MODEL])
+        reflect: Mapping[str, Any] = values.get(CONF_REFLECT) or {}
+
+        def one_pass(enabled: str, chosen: str) -> PassSettings:
+            return PassSettings(
+                enabled=bool(reflect.get(enabled, DEFAULT_PASS_ENABLED)),
+                model=str(reflect.get(chosen) or model),
+            )
+
         return cls(
             url=str(values[CONF_URL]),
             api_key=values.get(CONF_API_KEY) or None,
@@ -131,4 +169,14 @@ class AltoSettings:
             surfacer_wait=float(values.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
             consent=dict(values.get(CONF_CONSENT) or {}),
             reply_channel=reply_channel(str(values.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL))),
+            n1=one_pass(CONF_N1_ENABLED, CONF_N1_MODEL),
+            reflection=one_pass(CONF_REFLECTION_ENABLED, CONF_REFLECTION_MODEL),
+            synthesis=one_pass(CONF_SYNTHESIS_ENABLED, CONF_SYNTHESIS_MODEL),
+            reflection_interval=int(
+                reflect.get(CONF_REFLECTION_INTERVAL, DEFAULT_REFLECTION_INTERVAL)
+            ),
+            synthesis_interval=int(
+                reflect.get(CONF_SYNTHESIS_INTERVAL, DEFAULT_SYNTHESIS_INTERVAL)
+            ),
+            breather=float(reflect.get(CONF_BREATHER, DEFAULT_BREATHER)),
         )

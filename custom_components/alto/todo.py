@@ -1,10 +1,14 @@
-"""`todo.alto_memories`: the household's current memories as a list.
+"""`todo.alto_memories` and `todo.alto_inbox`: the household's memories and open observations.
 
-Adding an item is an explicit remember (owned by the household); deleting one forgets it.
-Private memories of individual users are not listed here.
+Memories: adding an item is an explicit remember (owned by the household); deleting one forgets
+it. Inbox: the reflect organ's intrusive and pending items, most urgent first; checking one off
+completes it and deleting one dismisses it, and either way it leaves the list. Entity states are
+readable by every user, so neither list shows anything of one user's private scope.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.components.todo import (
@@ -14,22 +18,25 @@ from homeassistant.components.todo import (
     TodoListEntityFeature,
 )
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
 from .const import DOMAIN
-from .coordinator import AltoConfigEntry, MemoryCoordinator
+from .coordinator import AltoConfigEntry, MemoryCoordinator, ReflectionCoordinator
 from .entity import AltoCoordinatorEntity
 from .exposure import ASSISTANT
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan
+from .reflection import ReflectionOrgan
 
 PARALLEL_UPDATES = 0
 
 
 MEMORIES = EntityDescription(key="memories")
+INBOX = EntityDescription(key="inbox")
 # Set in the entity's registry options once Alto has applied its exposure default, so a user who
 # exposes the list afterwards is never overruled.
 EXPOSURE_DEFAULT_SET = "exposure_default_set"
@@ -38,13 +45,72 @@ EXPOSURE_DEFAULT_SET = "exposure_default_set"
 async def async_setup_entry(
     hass: HomeAssistant, entry: AltoConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
-    """Add the memories list when the store is open."""
+    """Add the inbox, and the memories list when the store is open."""
     runtime = entry.runtime_data
+    entities: list[TodoListEntity] = [
+        InboxTodo(entry, runtime.reflection_coordinator, runtime.reflection)
+    ]
     if runtime.memory is not None:
-        async_add_entities([MemoriesTodo(entry, runtime.memory_coordinator, runtime.memory)])
+        entities.append(MemoriesTodo(entry, runtime.memory_coordinator, runtime.memory))
+    async_add_entities(entities)
 
 
-class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], TodoListEntity):
+class _UnexposedList(TodoListEntity):
+    """A list Assist does not see by default: HA's list intents would change it by voice."""
+
+    async def async_added_to_hass(self) -> None:
+        """Not exposed to Assist by default, once."""
+        await super().async_added_to_hass()
+        registry = er.async_get(self.hass)
+        entry = registry.async_get(self.entity_id)
+        if entry is None:
+            return
+        own: dict[str, Any] = dict(entry.options.get(DOMAIN) or {})
+        if not own.get(EXPOSURE_DEFAULT_SET):
+            async_expose_entity(self.hass, ASSISTANT, self.entity_id, False)
+            registry.async_update_entity_options(
+                self.entity_id, DOMAIN, {EXPOSURE_DEFAULT_SET: True}
+            )
+
+
+class InboxTodo(AltoCoordinatorEntity[ReflectionCoordinator], _UnexposedList):
+    """The household's open observations."""
+
+    _attr_supported_features = (
+        TodoListEntityFeature.UPDATE_TODO_ITEM | TodoListEntityFeature.DELETE_TODO_ITEM
+    )
+
+    def __init__(
+        self,
+        entry: AltoConfigEntry,
+        coordinator: ReflectionCoordinator,
+        reflection: ReflectionOrgan,
+    ) -> None:
+        """List and settle the household's items of `reflection`."""
+        super().__init__(entry, coordinator, INBOX)
+        self._organ = reflection
+
+    @property
+    def todo_items(self) -> list[TodoItem]:
+        """Intrusive items, most urgent first, then pending ones, oldest first."""
+        inbox = self.coordinator.data.inbox if self.coordinator.data else ()
+        return [
+            TodoItem(summary=item.content, uid=str(item.id), status=TodoItemStatus.NEEDS_ACTION)
+            for item in inbox
+        ]
+
+    async def async_update_todo_item(self, item: TodoItem) -> None:
+        """Checking an item off completes it; its text cannot change."""
+        if item.status != TodoItemStatus.COMPLETED or not (item.uid or "").isdigit():
+            raise ServiceValidationError(translation_domain=DOMAIN, translation_key="inbox_item")
+        await self._organ.async_complete([int(item.uid or "")])
+
+    async def async_delete_todo_items(self, uids: list[str]) -> None:
+        """Dismiss the items unread."""
+        await self._organ.async_dismiss([int(uid) for uid in uids if uid.isdigit()])
+
+
+class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
     """The household's memories."""
 
     _attr_supported_features = (
@@ -57,17 +123,6 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], TodoListEntity):
         """List and change the memories of `memory`."""
         super().__init__(entry, coordinator, MEMORIES)
         self._organ = memory
-
-    async def async_added_to_hass(self) -> None:
-        """Not exposed to Assist by default, once: HA's list intent would write memories."""
-        await super().async_added_to_hass()
-        registry = er.async_get(self.hass)
-        entry = registry.async_get(self.entity_id)
-        if entry is not None and not entry.options.get(DOMAIN, {}).get(EXPOSURE_DEFAULT_SET):
-            async_expose_entity(self.hass, ASSISTANT, self.entity_id, False)
-            registry.async_update_entity_options(
-                self.entity_id, DOMAIN, {EXPOSURE_DEFAULT_SET: True}
-            )
 
     @property
     def todo_items(self) -> list[TodoItem]:

@@ -1,8 +1,9 @@
 """One conversational turn, top to bottom.
 
-admission → context (history, thoughts, memory) → speak (one streamed chat call) → act (the
-action organ, on the spans the speech carried) → follow-up (one more chat call, only when a
-validated read needs an answer) → record.
+admission → context (history, thoughts, memory, reflections) → speak (one streamed chat call) →
+act (the action organ, on the spans the speech carried) → follow-up (one more chat call, only when
+a validated read needs an answer) → record. The whole turn runs inside the reflect organ's
+`turn()`: a conversational turn always wins over the background passes.
 
 Two histories, on purpose. Home Assistant's ChatLog receives what Alto says: it streams to TTS
 and the UI, and the result is read from it. The model's messages come from Alto's own turn
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.components import conversation
@@ -38,6 +40,7 @@ from .errors import async_error_result
 from .history import BufferEntry
 from .model_client import ModelFailure, classify_failure
 from .prompt import device_states, system_prompt
+from .reflection import TurnReflection, TurnReflector
 from .settings import AltoSettings, ReplyChannel
 
 type Messages = list[dict[str, str]]
@@ -50,7 +53,25 @@ async def async_run_turn(
     user_input: conversation.ConversationInput,
     chat_log: conversation.ChatLog,
 ) -> conversation.ConversationResult:
-    """Answer one user utterance; never raises for a model, device or input failure."""
+    """Answer one user utterance; never raises for a model, device or input failure.
+
+    While it runs, the reflect organ's background passes wait; the one in flight is cancelled
+    and runs again after the turn.
+    """
+    with entry.runtime_data.reflection.turn(user_input.context.user_id) as reflecting:
+        return await _run_turn(hass, entry, agent_id, user_input, chat_log, reflecting=reflecting)
+
+
+async def _run_turn(
+    hass: HomeAssistant,
+    entry: AltoConfigEntry,
+    agent_id: str,
+    user_input: conversation.ConversationInput,
+    chat_log: conversation.ChatLog,
+    *,
+    reflecting: TurnReflector,
+) -> conversation.ConversationResult:
+    """The turn itself, steps 1 to 6 of the module docstring."""
     runtime = entry.runtime_data
     settings = runtime.settings
     conversation_id = chat_log.conversation_id
@@ -68,22 +89,26 @@ async def async_run_turn(
 
     # 2. Context. A held confirm-first call is settled by this utterance first (only the user's
     # own next utterance can confirm it); its breadcrumb goes before this turn's user message,
-    # where "Earlier this session" reads true. Thoughts and the memory selection run side by
-    # side; the reply waits for a thought at most `surfacer_wait`.
+    # where "Earlier this session" reads true. Thoughts, the memory selection and the speaker's
+    # reflections run side by side; the reply waits for a thought at most `surfacer_wait`. An
+    # urgent observation of the background passes joins as Alto's noticing, and the buffer
+    # keeps it only once it was delivered (step 6).
     held = await runtime.organ.async_resolve_pending(user_input.text, turn)
     buffer.add(*_breadcrumbs([held] if held else []))
-    thoughts, recalled = await asyncio.gather(
+    thoughts, recalled, reflected = await asyncio.gather(
         runtime.thoughts.async_surface(
             user_input.text, actor, (conversation_id, speaker), buffer.episode()
         ),
         runtime.memory.async_turn_context(user_input.text, viewer=actor)
         if runtime.memory
         else _nothing(),
+        reflecting.async_context(),
     )
     buffer.add(*thoughts)
     messages = [
-        {"role": "system", "content": _system_prompt(hass, runtime)},
+        {"role": "system", "content": _system_prompt(hass, runtime, reflected)},
         *buffer.messages(actor),
+        *({"role": e.role, "content": e.content} for e in reflected.noticing),
         *([{"role": "system", "content": neutralized(recalled)}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
@@ -95,7 +120,10 @@ async def async_run_turn(
     done = [held] if held else []
     gate = SpeechGate(lambda: any(o.breadcrumb for o in done))
     channel = _channel(settings)
-    if failure := await _speak(runtime, chat_log, agent_id, messages, channel=channel, gate=gate):
+    usage = _Usage()
+    if failure := await _speak(
+        runtime, chat_log, agent_id, messages, channel=channel, gate=gate, usage=usage
+    ):
         return await _failed(hass, runtime, user_input, chat_log, failure=failure, outcomes=[])
 
     # 4. Act: the spans go to the action organ, outside any model timeout (device calls are
@@ -119,14 +147,15 @@ async def async_run_turn(
         ]
         second = _channel(settings)
         if failure := await _speak(
-            runtime, chat_log, agent_id, follow_up, channel=second, gate=gate
+            runtime, chat_log, agent_id, follow_up, channel=second, gate=gate, usage=usage
         ):
             return await _failed(
                 hass, runtime, user_input, chat_log, failure=failure, outcomes=outcomes
             )
         _trace({"follow_up_actions_ignored": second.actions})
 
-    # 6. Record: what was said, and what the effector did.
+    # 6. Record: what was said, and what the effector did; the reflect organ's turn log gets
+    # the effector's outcomes, never the model's words about them.
     runtime.coordinator.async_turn_succeeded()
     text = _spoken(chat_log, start)
     _trace(
@@ -157,6 +186,14 @@ async def async_run_turn(
     )
     if not text and not outcomes:
         return await async_error_result(hass, user_input, conversation_id, "model_empty_reply")
+    reflecting.finished(
+        utterance=user_input.text,
+        reply=text,
+        outcomes=done,
+        conversation_id=conversation_id,
+        prompt_tokens=usage.prompt_tokens,
+    )
+    buffer.add(*reflected.noticing)
     buffer.add(BufferEntry("user", user_input.text, "user"))
     if text:
         buffer.add(BufferEntry("assistant", text, "reply"))
@@ -183,7 +220,7 @@ def _source_id(conversation_id: str) -> str:
     return f"conversation/{digest[:32]}/{ulid_now()}"
 
 
-def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
+def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime, reflected: TurnReflection) -> str:
     settings = runtime.settings
     return system_prompt(
         persona=_render_persona(hass, settings.prompt),
@@ -191,6 +228,8 @@ def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
         json_channel=_json(settings),
         entities=runtime.organ.index.entity_lines(),
         now=dt_util.now(),
+        frame_of_mind=reflected.frame_of_mind,
+        impressions=reflected.impressions,
     )
 
 
@@ -218,6 +257,14 @@ class _StreamCut(Exception):
     """The chat stream ended without its final `done` chunk."""
 
 
+@dataclass(slots=True)
+class _Usage:
+    """What the final chunk of the turn's latest chat call reported: the prompt's size in
+    tokens, from which the reflect organ reads the context pressure."""
+
+    prompt_tokens: int | None = None
+
+
 async def _speak(
     runtime: AltoRuntime,
     chat_log: conversation.ChatLog,
@@ -226,6 +273,7 @@ async def _speak(
     *,
     channel: MarkerChannel | JsonChannel,
     gate: SpeechGate,
+    usage: _Usage,
 ) -> ModelFailure | None:
     """One streamed chat call under its own timeout; its speech goes into the ChatLog.
 
@@ -233,7 +281,8 @@ async def _speak(
     """
     try:
         async with asyncio.timeout(runtime.settings.request_timeout):
-            await _say(chat_log, agent_id, _stream_speech(runtime, messages, channel, gate))
+            speech = _stream_speech(runtime, messages, channel, gate, usage)
+            await _say(chat_log, agent_id, speech)
     except Exception as err:  # noqa: BLE001 - classified below; the unexpected logged with trace
         failure = ModelFailure.STREAM_CUT if isinstance(err, _StreamCut) else classify_failure(err)
         if failure is None:
@@ -251,8 +300,10 @@ async def _stream_speech(
     messages: Messages,
     channel: MarkerChannel | JsonChannel,
     gate: SpeechGate,
+    usage: _Usage,
 ) -> AsyncIterator[str]:
-    """The speech of one chat call, as the channel and then the gate release it.
+    """The speech of one chat call, as the channel and then the gate release it; the final
+    chunk's `prompt_eval_count` goes to `usage`.
 
     The conversational call never passes `tools`: the model proposes, the registry disposes.
     """
@@ -269,7 +320,9 @@ async def _stream_speech(
     async for chunk in stream:
         if speech := gate.feed(channel.feed(chunk.message.content or "")):
             yield speech
-        complete = complete or bool(chunk.done)
+        if chunk.done:
+            complete = True
+            usage.prompt_tokens = chunk.prompt_eval_count
     if not complete:
         raise _StreamCut
     if tail := gate.feed(channel.finalize()) + gate.finalize():
