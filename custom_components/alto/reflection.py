@@ -78,8 +78,16 @@ SYNTHESIZE: Final = "synthesize"
 IDLE_REFLECTION_S: Final = 3600.0
 IDLE_CHECK: Final = timedelta(minutes=15)
 
-# The pass running in this task: its model calls go to that pass's model.
-_PASS: ContextVar[str] = ContextVar("alto_reflect_pass")
+
+@dataclass(slots=True)
+class _Run:
+    """The pass running in a task: its model calls go to its model, and their wait adds up."""
+
+    kind: str
+    model_s: float = 0.0
+
+
+_RUN: ContextVar[_Run] = ContextVar("alto_reflect_run")
 
 
 def signal_reflection(entry_id: str) -> str:
@@ -427,24 +435,28 @@ class ReflectionOrgan:
 
     # -- the passes --------------------------------------------------------------------------
     async def _call_model(self, messages: list[Message], schema: Schema) -> str:
-        kind = _PASS.get()
+        """The running pass's model call, timed for its cost."""
+        run = _RUN.get()
         start = time.perf_counter()
         try:
-            return await self._models[kind](messages, schema)
+            return await self._models[run.kind](messages, schema)
         finally:
-            self.costs[kind].model_s += time.perf_counter() - start
+            run.model_s += time.perf_counter() - start
 
     async def _run[T](self, kind: str, work: Callable[[], Awaitable[T]]) -> T:
-        """Run one pass with its model; count its cost when it completes."""
-        token = _PASS.set(kind)
+        """Run one pass with its model; its cost counts once it completes (a pass cancelled by
+        a turn counts when it runs again)."""
+        run = _Run(kind)
+        token = _RUN.set(run)
         start = time.perf_counter()
         try:
             result = await work()
         finally:
-            _PASS.reset(token)
+            _RUN.reset(token)
         cost = self.costs[kind]
         cost.runs += 1
         cost.total_s += time.perf_counter() - start
+        cost.model_s += run.model_s
         return result
 
     async def _n1(self, scope: str) -> N1Report:

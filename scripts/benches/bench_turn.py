@@ -1,4 +1,5 @@
-"""Turn latency: Alto against Home Assistant's built-in `ollama` conversation agent.
+"""Turn latency: Alto against Home Assistant's built-in `ollama` conversation agent, and Alto
+with its background passes on against off.
 
 Run: scripts/bench, or
     .venv/bin/python -m pytest scripts/benches/bench_turn.py -q -s -p no:cacheprovider
@@ -19,10 +20,22 @@ pipeline forwards to streaming TTS); "whole turn" is until `async_converse` retu
 alternate between the agents (and which goes first), after one warm-up turn each. The event loop's
 debug mode, which the test harness switches on, is switched off so the numbers resemble a real
 install. The table shows medians and the Alto/built-in ratio.
+
+The passes run (`test_first_delta_with_background_passes`) measures the time to first spoken
+delta over one 50-turn conversation (one conversation id, history growing to *max_history*) with
+every background pass off, then with every pass on, one run each, same fake model. With the
+passes on, the breather is 0 and reflection and synthesis come every 10 and 25 messages, and a
+pass's model call takes PASS_DELAY_S, while the person speaks again GAP_S after each reply: the
+passes start between turns and most are still in flight when the next turn comes and cancels
+them, the worst case for the turn. It prints the medians, their ratio (goal <= 1.10) and, per
+pass, its model calls, completed runs and mean cost: wall time and Alto's own part of it (the
+wall time less the wait for the model).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import os
 import statistics
@@ -39,8 +52,28 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
-from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, ChatReply, FakeOllama, last_user_text
+from custom_components.alto.const import (
+    CONF_BREATHER,
+    CONF_EMBEDDING_MODEL,
+    CONF_MODEL,
+    CONF_N1_ENABLED,
+    CONF_REFLECT,
+    CONF_REFLECTION_ENABLED,
+    CONF_REFLECTION_INTERVAL,
+    CONF_SYNTHESIS_ENABLED,
+    CONF_SYNTHESIS_INTERVAL,
+    CONF_URL,
+    DOMAIN,
+)
+from custom_components.alto.reflection import N1, REFLECT, SYNTHESIZE
+from tests.fake_ollama import (
+    CHAT_MODEL,
+    EMBED_MODEL,
+    ChatReply,
+    FakeOllama,
+    last_user_text,
+    wants_reply_object,
+)
 
 UTTERANCE = "Should I take the dog out now or wait until later?"
 SPEECH = (
@@ -55,6 +88,25 @@ CHUNK_CHARS = 4
 CHUNK_DELAY_S = 0.010
 FULL_TURNS = 30
 QUICK_TURNS = 10
+PASS_TURNS = 50  # the conversation of the passes run (quick: QUICK_TURNS)
+PASS_DELAY_S = 0.3  # the fake model's time to answer one background pass
+GAP_S = 0.2  # between a reply and the next utterance
+UTTERANCES = (
+    "Turn the hall light down a bit, I'll be in the study.",
+    "I'll call the plumber tomorrow about the boiler.",
+    "What's the weather doing this evening?",
+    "My sister Ana is allergic to peanuts, remember that.",
+)
+PASSES_OFF = {
+    CONF_REFLECT: {
+        CONF_N1_ENABLED: False,
+        CONF_REFLECTION_ENABLED: False,
+        CONF_SYNTHESIS_ENABLED: False,
+    }
+}
+PASSES_ON = {
+    CONF_REFLECT: {CONF_BREATHER: 0, CONF_REFLECTION_INTERVAL: 10, CONF_SYNTHESIS_INTERVAL: 25}
+}
 
 
 def _turns() -> int:
@@ -89,19 +141,39 @@ async def _agents(hass: HomeAssistant, fake: FakeOllama) -> dict[str, str]:
         options={},
     )
     ids: dict[str, str] = {}
-    registry = er.async_get(hass)
     for label, entry in (("Alto", alto), ("built-in", builtin)):
-        entry.add_to_hass(hass)
-        assert await hass.config_entries.async_setup(entry.entry_id), label
-        await hass.async_block_till_done()
-        entity_id = registry.async_get_entity_id("conversation", entry.domain, entry.entry_id)
-        assert entity_id is not None, label
-        ids[label] = entity_id
+        ids[label] = await _agent(hass, entry)
     return ids
 
 
-async def _one_turn(hass: HomeAssistant, agent_id: str) -> tuple[float, float, str]:
-    """Run one turn in a fresh conversation: (first spoken delta s, whole turn s, speech)."""
+async def _agent(hass: HomeAssistant, entry: MockConfigEntry) -> str:
+    """Set up `entry`; the entity id of its one conversation agent (the built-in integration's
+    agent belongs to a subentry it creates from the entry on setup)."""
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id), entry.domain
+    await hass.async_block_till_done()
+    agents = [
+        e.entity_id
+        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        if e.domain == "conversation"
+    ]
+    assert len(agents) == 1, (entry.domain, agents)
+    return agents[0]
+
+
+def _speaks(body: dict[str, Any]) -> bool:
+    """A conversational chat call: streamed, and either free text or Alto's reply object."""
+    return body.get("stream") is not False and (not body.get("format") or wants_reply_object(body))
+
+
+async def _one_turn(
+    hass: HomeAssistant,
+    agent_id: str,
+    utterance: str = UTTERANCE,
+    conversation_id: str | None = None,
+) -> tuple[float, float, str, str]:
+    """Run one turn (a fresh conversation unless one is named): first spoken delta s, whole
+    turn s, speech, conversation id."""
     first: list[float] = []
 
     def listener(_chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
@@ -110,12 +182,13 @@ async def _one_turn(hass: HomeAssistant, agent_id: str) -> tuple[float, float, s
 
     context = Context()
     start = time.perf_counter()
-    with chat_session.async_get_chat_session(hass, None) as session:
+    with chat_session.async_get_chat_session(hass, conversation_id) as session:
         user_input = conversation.ConversationInput(
-            text=UTTERANCE,
+            text=utterance,
             context=context,
             conversation_id=session.conversation_id,
             device_id=None,
+            satellite_id=None,
             language="en",
             agent_id=agent_id,
         )
@@ -123,13 +196,13 @@ async def _one_turn(hass: HomeAssistant, agent_id: str) -> tuple[float, float, s
             hass, session, user_input, chat_log_delta_listener=listener
         ):
             result = await conversation.async_converse(
-                hass, UTTERANCE, session.conversation_id, context, "en", agent_id
+                hass, utterance, session.conversation_id, context, "en", agent_id
             )
     end = time.perf_counter()
     speech = result.response.speech.get("plain", {}).get("speech", "")
     assert result.response.response_type.value != "error", (agent_id, speech)
     assert first, f"{agent_id} streamed no content"
-    return first[0] - start, end - start, speech
+    return first[0] - start, end - start, speech, session.conversation_id
 
 
 def _table(results: dict[tuple[str, str], dict[str, list[float]]], turns: int) -> str:
@@ -171,11 +244,7 @@ async def test_turn_latency(
     def conversational(body: dict[str, Any]) -> bool:
         # Only the turn's own chat call streams the script; any other call (a render, intake)
         # gets the fake's quick default answer.
-        return (
-            body.get("stream") is not False
-            and not body.get("format")
-            and last_user_text(body) == UTTERANCE
-        )
+        return _speaks(body) and last_user_text(body) == UTTERANCE
 
     fake.when(
         conversational,
@@ -188,15 +257,142 @@ async def test_turn_latency(
         script["text"] = text
         spoken = SPEECH.strip("¦")
         for label, agent_id in ids.items():  # warm-up, and a check of what each speaks
-            _, _, speech = await _one_turn(hass, agent_id)
+            _, _, speech, _ = await _one_turn(hass, agent_id)
             expected = spoken if label == "Alto" else text
             assert speech == expected, (label, speech)
             results[name, label] = {"first": [], "whole": []}
         order = list(ids.items())
         for _ in range(turns):
             for label, agent_id in order:
-                first, whole, _ = await _one_turn(hass, agent_id)
+                first, whole, _, _ = await _one_turn(hass, agent_id)
                 results[name, label]["first"].append(first)
                 results[name, label]["whole"].append(whole)
             order.reverse()
     print("\n" + _table(results, turns) + "\n", file=sys.__stdout__, flush=True)
+
+
+def _pass_answer(body: dict[str, Any]) -> ChatReply:
+    """A valid answer to a background pass, from its schema, after PASS_DELAY_S: one
+    observation for N+1, two ledger items for a reflection, one theme for a synthesis."""
+    props = body["format"]["properties"]
+    if "observations" in props:
+        turns = props["observations"]["items"]["properties"]["turns"]["items"]["enum"]
+        answer: dict[str, Any] = {
+            "observations": [
+                {
+                    "mandate": "complete",
+                    "turns": [turns[-1]],
+                    "content": f"Follow up on turn {turns[-1]}",
+                    "urgency": "low",
+                }
+            ],
+            "nominations": [],
+        }
+    elif "items" in props:
+        turns = props["items"]["items"]["properties"]["turns"]["items"]["enum"]
+        answer = {
+            "items": [
+                {
+                    "kind": "fact",
+                    "ledger": ledger,
+                    "content": f"Finding {index} of turn {turns[index]}",
+                    "turns": [turns[index]],
+                    "resolves": 0,
+                }
+                for index, ledger in enumerate(("home", "commitments"))
+            ],
+            "nominations": [],
+        }
+    else:
+        refs = props["themes"]["items"]["properties"]["cites"]["items"]["enum"]
+        answer = {name: [] for name in props}
+        answer["themes"] = [{"text": "evenings, the boiler and the plumber", "cites": refs[-1:]}]
+    return ChatReply(chunks=[json.dumps(answer)], delay_s=PASS_DELAY_S)
+
+
+def _is_pass(body: dict[str, Any]) -> bool:
+    properties = (body.get("format") or {}).get("properties") or {}
+    return bool({"observations", "items", "themes"} & properties.keys())
+
+
+def _kind(body: dict[str, Any]) -> str:
+    properties = body["format"]["properties"]
+    return N1 if "observations" in properties else REFLECT if "items" in properties else SYNTHESIZE
+
+
+async def _conversation(
+    hass: HomeAssistant, fake: FakeOllama, options: dict[str, Any], turns: int
+) -> tuple[list[float], dict[str, dict[str, Any]]]:
+    """One Alto entry with `options`, a warm-up turn, then one conversation of `turns` turns,
+    GAP_S apart: the first-delta times, and per pass its model calls and costs."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Alto",
+        data={CONF_URL: fake.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
+        options=options,
+    )
+    agent_id = await _agent(hass, entry)
+    calls_before = len(fake.chat_requests)
+    await _one_turn(hass, agent_id)
+    firsts = []
+    conversation_id = None
+    for index in range(turns):
+        utterance = UTTERANCES[index % len(UTTERANCES)]
+        first, _, _, conversation_id = await _one_turn(hass, agent_id, utterance, conversation_id)
+        firsts.append(first)
+        await asyncio.sleep(GAP_S)
+    runner = entry.runtime_data.reflection.runner
+    for _ in range(3000):  # let the last passes finish, so their costs count
+        if not runner.queued and runner.running is None:
+            break
+        await asyncio.sleep(0.01)
+    calls = [_kind(b) for b in fake.chat_requests[calls_before:] if _is_pass(b)]
+    costs = {
+        kind: {"calls": calls.count(kind), **cost.as_dict()}
+        for kind, cost in entry.runtime_data.reflection.costs.items()
+    }
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    return firsts, costs
+
+
+async def test_first_delta_with_background_passes(
+    hass: HomeAssistant, fake: FakeOllama, enable_custom_integrations: None
+) -> None:
+    """Time to first spoken delta over one conversation, passes off then on; cost per pass."""
+    hass.loop.set_debug(False)
+    logging.getLogger().setLevel(logging.WARNING)
+    turns = QUICK_TURNS if os.environ.get("ALTO_BENCH_QUICK") else PASS_TURNS
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    fake.when(_is_pass, _pass_answer)
+    fake.when(
+        _speaks,
+        lambda _body: ChatReply.text(SPEECH, chunk_size=CHUNK_CHARS, chunk_delay_s=CHUNK_DELAY_S),
+    )
+    off, _ = await _conversation(hass, fake, PASSES_OFF, turns)
+    on, costs = await _conversation(hass, fake, PASSES_ON, turns)
+    assert costs[N1]["runs"] > 0, "no background pass completed"
+    median_off, median_on = statistics.median(off) * 1000, statistics.median(on) * 1000
+    p95_off = statistics.quantiles(off, n=20)[-1] * 1000
+    p95_on = statistics.quantiles(on, n=20)[-1] * 1000
+    names = {N1: "N+1", REFLECT: "reflection", SYNTHESIZE: "synthesis"}
+    lines = [
+        f"Time to first spoken delta, one {turns}-turn conversation, background passes off vs "
+        f"on (breather 0, reflection every 10, synthesis every 25 messages; a pass's model "
+        f"call takes {PASS_DELAY_S * 1000:.0f} ms; next utterance {GAP_S * 1000:.0f} ms after "
+        "each reply); one run each",
+        "",
+        f"{'passes':<8}{'median ms':>11}{'p95 ms':>9}",
+        f"{'off':<8}{median_off:>11.1f}{p95_off:>9.1f}",
+        f"{'on':<8}{median_on:>11.1f}{p95_on:>9.1f}",
+        f"on/off median ratio: {median_on / median_off:.3f} (goal <= 1.10)",
+        "",
+        f"{'pass':<12}{'model calls':>12}{'completed':>11}{'mean ms':>9}{'own ms':>8}",
+        *(
+            f"{names[kind]:<12}{cost['calls']:>12}{cost['runs']:>11}"
+            f"{cost['mean_ms']:>9.1f}{cost['own_mean_ms']:>8.1f}"
+            for kind, cost in costs.items()
+        ),
+        "(calls beyond completed runs were cancelled by a turn and run again)",
+    ]
+    print("\n" + "\n".join(lines) + "\n", file=sys.__stdout__, flush=True)
