@@ -7,9 +7,11 @@ turn has ended; `settle` waits until the pass queue is empty and what its result
 done.
 
 Covers: an intrusive observation surfacing once, to its own person only; 25 messages making
-one reflection; context pressure making a synthesis that the next system prompt carries; a turn
-preempting the pass in flight, which runs again after it; private scopes feeding nobody else's
-prompt, inbox or sensors; the household's inbox list; the services and purge.
+one reflection, and a quiet scope reflecting on the idle check; context pressure making a
+synthesis that the next system prompt carries; a turn preempting the pass in flight, which runs
+again after it; private scopes feeding nobody else's prompt, inbox or sensors; the household's
+inbox list; nominations reaching memory intake; the services, purge, diagnostics and a pass
+on its own model.
 """
 
 from __future__ import annotations
@@ -19,16 +21,29 @@ import json
 import re
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import Unauthorized
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    async_fire_time_changed,
+)
+from pytest_homeassistant_custom_component.components.diagnostics import (
+    get_diagnostics_for_config_entry,
+)
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
+from custom_components.alto import reflection
 from custom_components.alto.const import (
     CONF_BREATHER,
     CONF_N1_ENABLED,
+    CONF_N1_MODEL,
     CONF_REFLECT,
     CONF_REFLECTION_ENABLED,
     DOMAIN,
@@ -43,7 +58,7 @@ from custom_components.alto.reflection import (
     ReflectionOrgan,
 )
 
-from ..fake_ollama import ChatReply, FakeOllama
+from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
 from .helpers import alto_service, converse, state
 
 INBOX = "todo.alto_inbox"
@@ -54,6 +69,7 @@ NOTICED = "Something I noticed after our last exchange"
 THEME = "Evening routines around the boiler"
 NUM_CTX = 8192  # the default context window
 PRESSED = 7000  # prompt tokens the fake reports under pressure: 85 % of NUM_CTX
+SMALL = "qwen2.5:0.5b"  # a smaller model for one pass
 
 type Body = dict[str, Any]
 
@@ -448,3 +464,76 @@ class TestPassesSwitchedOff:
         assert [(line["ledger"], line["content"]) for line in report["appended"]] == [
             ("preferences_patterns", fact["content"])
         ]
+
+
+async def test_a_quiet_scope_reflects_on_the_idle_check(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three messages, then quiet: the next idle check reflects on them, once."""
+    monkeypatch.setattr(reflection, "IDLE_REFLECTION_S", 0.0)
+    fake_ollama.when(lambda body: kind_of(body) == "reflect", answer(items=[], nominations=[]))
+    reflected = async_capture_events(hass, EVENT_REFLECTION)
+    await household_turns(hass, 3)
+    await settle(hass)
+    assert reflected == []
+    for minutes in (15, 30):
+        async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=minutes))
+        await settle(hass)
+    assert [event.data["covered"] for event in reflected] == [[1, 3]]
+
+
+async def test_diagnostics_count_each_scope_without_naming_it(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    people: tuple[Context, Context],
+) -> None:
+    """The household by name, Ana's scope as private_1: counts only, no id, no text."""
+    ana, _ben = people
+    fake_ollama.when(lambda body: kind_of(body) == "n1", observe_plumber("low"))
+    await converse(hass, PLUMBER, context=ana)
+    await converse(hass, "Good night.")
+    await settle(hass)
+    assert await async_setup_component(hass, "diagnostics", {})
+    found = (await get_diagnostics_for_config_entry(hass, hass_client, setup_alto))["reflect"]
+    assert sorted(found["scopes"]) == ["household", "private_1"]
+    assert (found["scopes"]["private_1"]["turns"], found["scopes"]["private_1"]["pending"]) == (
+        1,
+        1,
+    )
+    assert (found["scopes"]["household"]["turns"], found["scopes"]["household"]["pending"]) == (
+        1,
+        0,
+    )
+    assert found["passes"]["n1"]["runs"] == 2
+    assert ana.user_id not in json.dumps(found)
+    assert "plumber" not in json.dumps(found)
+
+
+class TestAPassWithItsOwnModel:
+    """N+1 on a smaller model than the chat model, set in the options."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """N+1 on SMALL, no breather."""
+        return {CONF_REFLECT: {CONF_BREATHER: 0, CONF_N1_MODEL: SMALL}}
+
+    @pytest.fixture
+    def fake_ollama(self, fake_ollama: FakeOllama) -> FakeOllama:
+        """The fake also serves SMALL."""
+        fake_ollama.models.append(SMALL)
+        return fake_ollama
+
+    async def test_the_pass_calls_its_model_and_the_turn_the_chat_model(
+        self, hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+    ) -> None:
+        """The N+1 request names SMALL; the conversational one the chat model."""
+        fake_ollama.when(lambda body: kind_of(body) == "n1", observe_plumber("low"))
+        await converse(hass, PLUMBER)
+        await settle(hass)
+        assert [body["model"] for body in passes(fake_ollama, "n1")] == [SMALL]
+        assert [body["model"] for body in conversational(fake_ollama)] == [CHAT_MODEL]
