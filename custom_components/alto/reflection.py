@@ -137,7 +137,6 @@ class TurnReflection:
     frame_of_mind: str = ""
     impressions: str = ""
     noticing: tuple[BufferEntry, ...] = ()  # at most one intrusive item, as Alto's noticing
-    delivered: tuple[int, ...] = ()  # the inbox ids the noticing carries
 
 
 @dataclass(slots=True)
@@ -258,7 +257,6 @@ class ReflectionOrgan:
             config=ReflectConfig(
                 reflection_interval=settings.reflection_interval,
                 synthesis_interval=settings.synthesis_interval,
-                call_timeout_s=settings.request_timeout,
             ),
         )
         self.runner = PassRunner(
@@ -295,8 +293,8 @@ class ReflectionOrgan:
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def async_start(self) -> None:
-        """Read the household's inbox and last pass times, then start the queue and the idle
-        check; a damaged household journal leaves the entities empty, never the setup failed."""
+        """Read the household's inbox and last pass times, then start the queue; a damaged
+        household journal leaves the entities empty, never the setup failed."""
         try:
             status = await self.reflector.status(HOUSEHOLD)
             inbox = await self.reflector.inbox(HOUSEHOLD)
@@ -638,7 +636,7 @@ class TurnReflector:
         self._held = (item.id,)
         private_to = None if scope == HOUSEHOLD else scope
         entry = BufferEntry("assistant", noticing(item.content), "thought", private_to=private_to)
-        return TurnReflection(frame, impressions, (entry,), self._held)
+        return TurnReflection(frame, impressions, (entry,))
 
     @callback
     def finished(
