@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.components import assist_pipeline
-from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
+from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow, RepairsFlowResult
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResult
 
 from .local_intents import ISSUE_PREFIX
 
@@ -19,7 +18,9 @@ class PreferLocalIntentsFlow(ConfirmRepairFlow):
         """The pipeline to change."""
         self._pipeline_id = pipeline_id
 
-    async def async_step_confirm(self, user_input: dict[str, str] | None = None) -> FlowResult:
+    async def async_step_confirm(
+        self, user_input: dict[str, str] | None = None
+    ) -> RepairsFlowResult:
         """On confirmation, change the pipeline; its change listener then clears the issue."""
         if user_input is not None:
             for pipeline in assist_pipeline.async_get_pipelines(self.hass):

@@ -226,7 +226,7 @@ class CudaDevice:
         finally:
             src.free()
             dst.free()
-        return 2 * nbytes / seconds
+        return float(2 * nbytes / seconds)
 
     def close(self) -> None:
         """Free every buffer and unload the module, then pop and detach the context.

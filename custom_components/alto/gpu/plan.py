@@ -29,7 +29,7 @@ MAX_WORDS = (2**31 - 1) // (4 * 127 * 127)
 class TopkPass(NamedTuple):
     """One topk_pass launch per query: ``count`` input candidates in ``blocks`` tiles."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # a field name, shadowing tuple.count on purpose
     blocks: int
 
 

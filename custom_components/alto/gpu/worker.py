@@ -29,9 +29,9 @@ class OwnerThread[R: Closeable]:
     """
 
     def __init__(self, factory: Callable[[], R], name: str) -> None:
-        self._queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple, Future] | None] = (
-            queue.SimpleQueue()
-        )
+        self._queue: queue.SimpleQueue[
+            tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None
+        ] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._stopped = False
         ready: Future[None] = Future()

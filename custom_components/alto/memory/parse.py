@@ -93,10 +93,10 @@ class _Reader:
             return self.string()
         if char == "-" or char.isdigit():
             return self.number()
-        for word, result in (("true", True), ("false", False), ("null", None)):
+        for word, literal in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
-                return result
+                return literal
         raise self.fail("unexpected character")
 
     def array(self) -> list[object]:

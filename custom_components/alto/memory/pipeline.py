@@ -107,8 +107,9 @@ class IntakeInput:
         return cls(**{**data, "required": tuple(data["required"])})  # type: ignore[arg-type]
 
 
-def check_input(item: IntakeInput, state: MemoryState, seen: set[tuple[str, int]]) -> Reason | None:
-    """Admission of one input against the state and the batch's earlier sources."""
+def check_input(item: object, state: MemoryState, seen: set[tuple[str, int]]) -> Reason | None:
+    """Admission of one input against the state and the batch's earlier sources (any object:
+    a batch comes from callers the intake does not trust)."""
     if not isinstance(item, IntakeInput):
         return Reason.INVALID_TEXT
     reason = admit_source(item.text)
