@@ -29,6 +29,9 @@ class ModelFailure(StrEnum):
 
 
 AUTH_STATUSES = frozenset({401, 403})
+# Tokens a conversational reply may take: enough for a long spoken answer with its actions and
+# thought, and a bound on a weak model that never closes its answer (Ollama's default is none).
+REPLY_TOKENS = 768
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
-from .model_client import ModelFailure, classify_failure
+from .model_client import REPLY_TOKENS, ModelFailure, classify_failure
 from .prompt import device_states, system_prompt
 from .reflection import TurnReflection, TurnReflector
 from .settings import AltoSettings, ReplyChannel
@@ -314,7 +314,7 @@ async def _stream_speech(
         stream=True,
         format=SCHEMA if isinstance(channel, JsonChannel) else None,
         keep_alive=settings.keep_alive,
-        options={"num_ctx": settings.num_ctx},
+        options={"num_ctx": settings.num_ctx, "num_predict": REPLY_TOKENS},
     )
     complete = False
     async for chunk in stream:
