@@ -200,15 +200,10 @@ async def _run_turn(
     buffer.add(*_breadcrumbs(outcomes))
     buffer.trim(settings.max_history)
     if runtime.memory is not None:
-        # Intake never delays the reply: it runs after it, in the background.
-        entry.async_create_background_task(
-            hass,
-            runtime.memory.async_intake_turn(
-                user_input.text,
-                source_id=_source_id(conversation_id),
-                actor=actor,
-            ),
-            "alto_memory_intake",
+        # Journaled (one fsync, no model call) before the reply returns, so a stop or a crash
+        # cannot lose it; the memory organ interprets it in the background, from the journal.
+        await runtime.memory.async_accept_turn(
+            user_input.text, source_id=_source_id(conversation_id), actor=actor
         )
     return _result(user_input, chat_log, text, acted=any(o.breadcrumb for o in done))
 
@@ -362,12 +357,21 @@ def _result(
     *,
     acted: bool,
 ) -> conversation.ConversationResult:
-    """The turn's result: every message Alto said, and `action_done` only if an effector ran."""
-    result = conversation.async_get_result_from_chat_log(user_input, chat_log)
-    result.response.async_set_speech(text)  # every message of the turn, not only the last
+    """The turn's result: `text` (every message Alto said this turn, read from the chat log),
+    and `action_done` only if an effector ran.
+
+    Built here rather than by HA's `async_get_result_from_chat_log`, which speaks only the last
+    message and fails when an empty reply (a turn that only acted) added none.
+    """
+    response = intent.IntentResponse(language=user_input.language)
+    response.async_set_speech(text)
     if not acted:
-        result.response.response_type = intent.IntentResponseType.QUERY_ANSWER
-    return result
+        response.response_type = intent.IntentResponseType.QUERY_ANSWER
+    return conversation.ConversationResult(
+        response=response,
+        conversation_id=chat_log.conversation_id,
+        continue_conversation=chat_log.continue_conversation,
+    )
 
 
 def _breadcrumbs(outcomes: list[SpanOutcome]) -> list[BufferEntry]:

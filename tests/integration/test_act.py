@@ -761,3 +761,15 @@ async def test_every_call_to_the_chat_model_uses_one_context_window(
         for body in [*script.executor_requests, *script.conversation_requests]
     }
     assert windows == {8192}
+
+
+@pytest.mark.usefixtures("alto")
+async def test_a_reply_that_only_acts_is_answered_without_speech(
+    hass: HomeAssistant, script: Script, intents: list[Event]
+) -> None:
+    """No speech, one refused action: an empty answer, not an error from the chat log."""
+    script.say("¤do the impossible¤")
+    result = await converse_and_settle(hass, "do it")
+    assert verdicts(intents) == ["refused"]
+    assert result.response.response_type.value == "query_answer"
+    assert speech(result) == ""
