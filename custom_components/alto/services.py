@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import probatio
@@ -63,7 +64,11 @@ CHECK_ACTION_SCHEMA = probatio.Schema(
 
 ENTRY_SCHEMA = probatio.Schema({probatio.Optional(ATTR_ENTRY_ID): _text})
 REMEMBER_SCHEMA = ENTRY_SCHEMA.extend(
-    {probatio.Required("text"): _text, probatio.Optional("owner"): _text}
+    {
+        probatio.Required("text"): _text,
+        probatio.Optional("owner"): _text,
+        probatio.Optional("idempotency_key"): probatio.All(_text, probatio.Length(min=1, max=256)),
+    }
 )
 FORGET_SCHEMA = ENTRY_SCHEMA.extend(
     {probatio.Required("id"): probatio.All(_whole_number, probatio.Range(min=0))}
@@ -124,15 +129,24 @@ async def _async_scope(call: ServiceCall) -> str | None:
 
 async def _async_remember(call: ServiceCall) -> dict[str, Any]:
     owner = await _async_scope(call) or HOUSEHOLD
+    key = call.data.get("idempotency_key")
     report = await _memory(call).async_remember(
         call.data["text"],
         owner=owner,
         actor=call.context.user_id,
-        # One script run shares a context: each call is its own source.
-        source_id=f"service/{call.context.id}/{ulid_now()}",
+        # One script run shares a context: each call is its own source, unless the caller
+        # names the request: a retry with the same key is the same source, stored once.
+        source_id=_keyed_source(owner, key) if key else f"service/{call.context.id}/{ulid_now()}",
     )
     report.raise_if_refused()
     return {"ids": report.ids}
+
+
+def _keyed_source(owner: str, key: str) -> str:
+    """The source id of a remember named by an idempotency key: per owner (one user's key
+    never finds another's memory), any key text giving a valid id."""
+    digest = hashlib.sha256(f"{owner}\n{key}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"service/key/{digest}"
 
 
 async def _async_forget(call: ServiceCall) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 Covers the effective mode (mode-1 fallback for an unqualified pair, mode 2 for a qualified one),
 intake after a turn, atomic refusal, replay of the journal, restart, a crash between journal and
-store, the memory context of a turn and an embedding failure during intake. Service-level tests
-(remember, forget, the todo list, scopes) are in `test_memory_services.py`.
+store, the memory context of a turn and an embedding failure during intake (the turn waits in
+the journal until the model is back). Service-level tests (remember, forget, the todo list,
+scopes) are in `test_memory_services.py`; durability, damage, duplicates and coalesced writes in
+`test_durability.py`.
 
 HA's test harness points `hass.config.config_dir` at one shared directory inside the installed
 package, so the integration conftest gives every test its own config dir: the store, the journal
@@ -14,18 +16,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    async_fire_time_changed,
+)
 
 from custom_components.alto.memory.journal import entry_hash
 from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.store import MemoryStore
-from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
+from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED, RETRY_FIRST_S
 
 from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of, wants_reply_object
 from .helpers import (
@@ -157,12 +165,12 @@ async def test_qualified_pair_interprets_a_turn(
     assert rows[0].model_digest == ""
 
 
-# -- 3. a refused batch writes nothing ------------------------------------------------------------
+# -- 3. a refused batch stores nothing -----------------------------------------------------------
 @pytest.mark.usefixtures("qualified")
-async def test_malformed_call_two_refuses_and_writes_nothing(
+async def test_malformed_call_two_refuses_and_stores_nothing(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
-    """A malformed second call refuses the whole batch: store and journal are unchanged."""
+    """A malformed second call refuses the turn's memory: journaled as refused, nothing stored."""
     await remember(hass, "The spare key is under the blue pot.")
     before = await store_contents(hass)
     journal_before = journal_bytes(hass, setup_alto)
@@ -182,7 +190,13 @@ async def test_malformed_call_two_refuses_and_writes_nothing(
     assert refused[0].data["ids"] == []
     assert len(memory_calls(fake_ollama)) == 2  # both calls ran; the parse refused
     assert await store_contents(hass) == before
-    assert journal_bytes(hass, setup_alto) == journal_before
+    journal = journal_bytes(hass, setup_alto)
+    assert journal is not None
+    assert journal.startswith(journal_before)
+    added = [json.loads(line) for line in journal[len(journal_before) :].splitlines()]
+    assert [(e["op"], e["mutation"]["upsert"]) for e in added] == [("accept", []), ("refuse", [])]
+    assert added[1]["reason"] == "malformed_json"
+    assert (await alto_service(hass, "replay", {}))["ok"] is True
     assert state(hass, COUNT) == "1"
     assert "Maria" not in str(await recall(hass, MARIA))
 
@@ -212,23 +226,24 @@ async def test_replay_detects_an_edited_model_output(
     await converse_and_wait_for_background(hass, "Is the oven on?")
     await alto_service(hass, "forget", {"id": key})
     entries = journal_file(hass, setup_alto).read_bytes().splitlines()
-    assert [json.loads(e)["op"] for e in entries] == ["remember", "intake", "forget"]
+    ops = ["remember", "accept", "intake", "accept", "refuse", "forget"]
+    assert [json.loads(e)["op"] for e in entries] == ops
 
-    clean = {"entries": 3, "ok": True, "first_mismatch": None, "reason": None}
+    clean = {"entries": 6, "ok": True, "first_mismatch": None, "reason": None}
     assert await alto_service(hass, "replay", {}) == clean
 
     path = journal_file(hass, setup_alto)
     original = path.read_bytes()
-    raw = b'\\"statement\\"]]'  # inside entry 1's recorded call-1 response
+    raw = b'\\"statement\\"]]'  # inside entry 2's recorded call-1 response
     assert original.count(raw) == 1
     edited = original.replace(raw, b'\\"Statement\\"]]')
     assert len(edited) == len(original)
     assert sum(a != b for a, b in zip(edited, original, strict=True)) == 1
     path.write_bytes(edited)
     assert await alto_service(hass, "replay", {}) == {
-        "entries": 3,
+        "entries": 6,
         "ok": False,
-        "first_mismatch": 1,
+        "first_mismatch": 2,
         "reason": "entry_hash",
     }
 
@@ -240,9 +255,9 @@ async def test_replay_detects_an_edited_model_output(
         record = entry["calls"][0]["statement"]
         record["response"] = record["response"].replace('"statement"', '"request"')
 
-    _rewrite(path, 1, relabel)
+    _rewrite(path, 2, relabel)
     result = await alto_service(hass, "replay", {})
-    assert (result["ok"], result["first_mismatch"]) == (False, 1)
+    assert (result["ok"], result["first_mismatch"]) == (False, 2)
     assert result["reason"] == "items"
 
     # A one-byte edit of a recorded digest, re-hashed, is caught as that digest.
@@ -254,11 +269,11 @@ async def test_replay_detects_an_edited_model_output(
             "0" if value[-1] != "0" else "1"
         )
 
-    _rewrite(path, 1, digest)
+    _rewrite(path, 2, digest)
     assert await alto_service(hass, "replay", {}) == {
-        "entries": 3,
+        "entries": 6,
         "ok": False,
-        "first_mismatch": 1,
+        "first_mismatch": 2,
         "reason": "processor_digest",
     }
 
@@ -283,10 +298,10 @@ async def test_reload_keeps_every_memory(
     assert sorted(quotes(await recall(hass, "key grandma boiler"))) == before
     assert state(hass, COUNT) == "3"
     assert (await alto_service(hass, "replay", {}))["ok"] is True
-    # The journal continues where it was: a new write gets the next sequence.
+    # The journal continues where it was (the turn is two entries: accepted, then interpreted).
     await remember(hass, "The recycling goes out on Fridays.")
     assert state(hass, COUNT) == "4"
-    assert (await alto_service(hass, "replay", {}))["entries"] == 4
+    assert (await alto_service(hass, "replay", {}))["entries"] == 5
 
 
 # -- 8. crash between journal and store ------------------------------------------------------------
@@ -422,13 +437,15 @@ async def test_turn_context_quotes_memories_with_actor_labels(
 
 
 # -- 10. an embedding failure during intake --------------------------------------------------------
-async def test_embed_failure_during_intake_refuses_and_stores_nothing(
-    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+async def test_embed_failure_keeps_the_turn_pending_until_the_model_is_back(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """An embedding failure refuses the intake and stores nothing; the turn still answers."""
+    """An embedding failure keeps the turn in the journal (one warning) until the model is back."""
     await remember(hass, "The spare key is under the blue pot.")
     before = await store_contents(hass)
-    journal_before = journal_bytes(hass, setup_alto)
     refused = async_capture_events(hass, EVENT_REFUSED)
     admitted = async_capture_events(hass, EVENT_ADMITTED)
     fake_ollama.fail_embed = 10  # the turn's memory context and the intake both fail
@@ -438,14 +455,23 @@ async def test_embed_failure_during_intake_refuses_and_stores_nothing(
     assert spoken(result) == "Still here."
 
     assert fake_ollama.fail_embed == 8  # context selection, then intake: one request each
-    assert admitted == []
-    assert [e.data["reason"] for e in refused] == ["embedding_failed"]
-    assert refused[0].data["ids"] == []
+    assert (admitted, refused) == ([], [])
     assert await store_contents(hass) == before
-    assert journal_bytes(hass, setup_alto) == journal_before
+    entries = journal_file(hass, setup_alto).read_bytes().splitlines()
+    assert [json.loads(entry)["op"] for entry in entries] == ["remember", "accept"]
+    [warning] = [r for r in caplog.records if "not yet interpreted" in r.getMessage()]
+    assert warning.levelname == "WARNING"
+    assert "boiler" not in warning.getMessage()
     assert state(hass, COUNT) == "1"
+
     fake_ollama.fail_embed = 0
-    assert "boiler" not in str(await recall(hass, "boiler serviced March"))
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=RETRY_FIRST_S + 1))
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert [(e.data["mode"], e.data["ids"] != []) for e in admitted] == [("source", True)]
+    assert refused == []
+    assert "The boiler was serviced in March." in quotes(await recall(hass, "boiler serviced"))
+    assert state(hass, COUNT) == "2"
+    assert any("Memory caught up" in r.getMessage() for r in caplog.records)
 
 
 async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
@@ -454,20 +480,20 @@ async def test_a_store_failure_during_turn_intake_is_contained_and_reconciled(
     setup_alto: MockConfigEntry,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A store failure in a turn's intake does not escape its task, and is reconciled on reload."""
+    """A store failure in a turn's interpretation does not escape its task, and is reconciled."""
     tasks: list[Any] = []
-    create = setup_alto.async_create_background_task
+    create = hass.async_create_background_task
 
-    def capture(hass: HomeAssistant, target: Any, name: str, eager_start: bool = True) -> Any:
-        tasks.append(create(hass, target, name, eager_start))
+    def capture(target: Any, name: str, eager_start: bool = True) -> Any:
+        tasks.append(create(target, name, eager_start))
         return tasks[-1]
 
-    monkeypatch.setattr(setup_alto, "async_create_background_task", capture)
+    monkeypatch.setattr(hass, "async_create_background_task", capture)
     failed = _apply_fails_once(monkeypatch)
     fake_ollama.reply("¦Noted.¦")
     result = await converse_and_wait_for_background(hass, "The boiler was serviced in March.")
     assert spoken(result) == "Noted."
-    assert failed == [1]
+    assert failed == [2]  # entry 1 accepted the turn; entry 2, its interpretation, failed
     intake = [task for task in tasks if task.get_name() == "alto_memory_intake"]
     assert len(intake) == 1
     assert intake[0].done()

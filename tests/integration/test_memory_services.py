@@ -74,10 +74,10 @@ async def test_remember_lists_and_forget_removes(
     assert await todo_items(hass) == []
     assert state(hass, COUNT) == "0"
     assert await recall(hass, "where is the key") == []
-    # Forgetting it again is refused: the id is gone.
+    # Forgetting it again is refused as not found: the id is gone.
     with pytest.raises(ServiceValidationError) as raised:
         await alto_service(hass, "forget", {"id": key_id})
-    assert raised.value.translation_placeholders == {"reason": "unknown_id"}
+    assert raised.value.translation_key == "not_found"
 
 
 async def test_todo_add_remembers_and_remove_forgets(

@@ -61,7 +61,7 @@ async def fill(store: MemoryStore, journal: Journal, prefix: str = "in") -> None
         FakeModel(),
     )
     item = IntakeInput(SECRET, f"{prefix}/key", owner=USER_A, scope=USER_A, actor=USER_A)
-    await remember(item, store=store, journal=journal, embed=fake_embed)
+    await remember([item], store=store, journal=journal, embed=fake_embed)
 
 
 def image(store: MemoryStore) -> tuple[Any, ...]:
@@ -190,7 +190,7 @@ async def test_forgetting_the_last_row_removes_the_checkpoint(
 ) -> None:
     store = open_store(tmp_path)
     item = IntakeInput(SECRET, "k/1", owner=USER_A, scope=USER_A, actor=USER_A)
-    await remember(item, store=store, journal=journal, embed=fake_embed)
+    await remember([item], store=store, journal=journal, embed=fake_embed)
     store.close()
     path = tmp_path / "memory.checkpoint"
     assert path.exists()

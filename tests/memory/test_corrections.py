@@ -66,7 +66,7 @@ async def test_foreign_rows_never_enter_the_table_and_cannot_be_targeted(
     shared_a = IntakeInput("The bins are collected early.", "a/0", owner=USER_A, actor=USER_A)
     await intake([private_b, shared_b, shared_a], store, journal, model)
     explicit = IntakeInput("The bins are heavy.", "a/x", owner=USER_A, scope=USER_A)
-    await remember(explicit, store=store, journal=journal, embed=fake_embed)
+    await remember([explicit], store=store, journal=journal, embed=fake_embed)
     before = (store.snapshot(), journal_bytes(journal))
     model.override = force_target(1)
     result = await intake(
@@ -92,7 +92,9 @@ async def test_same_owner_other_scope_is_not_replaceable(
 async def test_explicit_memories_are_protected(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
-    kept = await remember(IntakeInput(BINS, "r/1"), store=store, journal=journal, embed=fake_embed)
+    kept = await remember(
+        [IntakeInput(BINS, "r/1")], store=store, journal=journal, embed=fake_embed
+    )
     result = await intake([IntakeInput(FIX, "r/2")], store, journal, model)
     assert result.admitted and result.superseded == ()
     assert store.get(list(kept.ids[0]))[0].status == "current"

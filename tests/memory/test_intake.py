@@ -305,7 +305,7 @@ async def test_batch_of_sixty_five_refuses(
 
 async def test_remember_and_forget(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
     mine = await remember(
-        IntakeInput("My locker code is 4711.", "svc/1", owner=USER_A, scope=USER_A, actor=USER_A),
+        [IntakeInput("My locker code is 4711.", "svc/1", owner=USER_A, scope=USER_A, actor=USER_A)],
         store=store,
         journal=journal,
         embed=fake_embed,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.alto.memory.intake import forget, remember
+from custom_components.alto.memory.intake import StoreBehind, forget, remember
 from custom_components.alto.memory.journal import GENESIS, Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.records import canonical_json
@@ -27,7 +27,7 @@ async def build_history(store: MemoryStore, journal: Journal) -> None:
     await intake(first, store, journal, model)
     await intake([IntakeInput("Actually the bins go out on Monday.", "h/1")], store, journal, model)
     secret = IntakeInput("Code 42.", "h/2", owner=USER_A, scope=USER_A)
-    kept = await remember(secret, store=store, journal=journal, embed=fake_embed)
+    kept = await remember([secret], store=store, journal=journal, embed=fake_embed)
     await forget(list(kept.ids[0]), viewer=USER_A, store=store, journal=journal)
     await intake(many(2, "late"), store, journal, model, model_digest=None)
 
@@ -158,7 +158,7 @@ async def test_crash_between_journal_and_store_is_reconciled(
 
     batch = [IntakeInput("The bins go out on Tuesday.", "crash"), *many(63, "c")]
     monkeypatch.setattr(store, "apply", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreBehind, match="power cut"):
         await intake(batch, store, journal, model)
     monkeypatch.undo()
     assert journal.count == 2 and store.applied == 1  # journaled, never stored

@@ -33,7 +33,7 @@ async def test_restart_keeps_every_memory(tmp_path: Path, journal: Journal) -> N
     await intake([IntakeInput("Anna is allergic to peanuts.", "x/1")], store, journal, model)
     await intake([IntakeInput("Actually the bins go out on Monday.", "x/2")], store, journal, model)
     await remember(
-        IntakeInput("The spare key is under the mat.", "x/3", owner=USER_A, scope=USER_A),
+        [IntakeInput("The spare key is under the mat.", "x/3", owner=USER_A, scope=USER_A)],
         store=store,
         journal=journal,
         embed=fake_embed,

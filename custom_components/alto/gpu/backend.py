@@ -200,9 +200,12 @@ class CudaBackend:
         self._owner.stop()
 
 
-def select_backend(mode: str, cache_dir: str | Path) -> SelectionBackend:
+def select_backend(
+    mode: str, cache_dir: str | Path, *, fallback_level: int = logging.WARNING
+) -> SelectionBackend:
     """``"off"``: the CPU. ``"auto"``: CUDA when PyCUDA, a driver, a device and nvcc all work;
-    otherwise the CPU after one warning line that says why."""
+    otherwise the CPU after one line at `fallback_level` that says why (Home Assistant's setup
+    says it once, at INFO: most homes have no GPU)."""
     if mode == "off":
         return CpuBackend()
     if mode != "auto":
@@ -211,7 +214,8 @@ def select_backend(mode: str, cache_dir: str | Path) -> SelectionBackend:
         return CudaBackend(cache_dir)
     except Exception as err:  # ImportError, pycuda.driver.Error, CompileError, OSError, ...
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        _LOGGER.warning(
+        _LOGGER.log(
+            fallback_level,
             "GPU selection unavailable, using the CPU: %s%s",
             type(err).__name__,
             f": {reason}" if reason else "",

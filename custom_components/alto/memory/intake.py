@@ -1,9 +1,15 @@
-"""Intake: the only writers of memory (`run_intake`, `remember`, `forget`).
+"""Intake: the only writers of memory (`accept`, `run_intake`, `refuse`, `remember`, `forget`).
 
-All three follow one order: decide everything in memory, append the journal entry (fsync'd),
-then apply the mutation to the store. Any refusal happens before the journal append, so a
-refused request leaves the journal file and the Chroma collections byte-identical. If the store
-write fails after the append, the entry is durable: reopen the store and `replay.reconcile` it.
+All follow one order: decide everything in memory, append the journal entry (fsync'd), then
+apply the mutation to the store. Any refusal happens before the journal append, so a refused
+request leaves the journal file and the Chroma collections byte-identical. If the store write
+fails after the append, the entry is durable: reopen the store and `replay.reconcile` it.
+
+A conversational turn is written in two steps (see `pending`): `accept` journals its source
+before the reply returns (no model call), and `run_intake(..., accepted=True)` interprets it
+later, after a restart if need be. A refusal of that interpretation is either `TRANSIENT` (the
+embedding model or the chat model failed: the source stays pending and is tried again) or
+final, which `refuse` journals so the source is not tried again.
 
 `run_intake(batch, ...)` admits 1..64 `IntakeInput`s whole or refuses them whole:
 
@@ -47,7 +53,9 @@ import numpy as np
 
 from .journal import Journal
 from .parse import Classification, parse_statements
+from .pending import ACCEPT, REFUSE
 from .pipeline import (
+    MAX_BATCH,
     ClassificationPlan,
     IntakeInput,
     Provenance,
@@ -55,18 +63,20 @@ from .pipeline import (
     assemble,
     check_batch,
     classify,
+    explicit_rows,
     forget_ids,
     inferred_rows,
     plan_classification,
     plan_statements,
     quotes,
+    repeat_of,
     source_row,
 )
 from .profile import processor_digest, profile_digest
 from .prompts import Message
 from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
 from .reasons import STATUS_OK, Reason, Refusal
-from .records import KIND_EXPLICIT, KIND_SOURCE, Mutation, Row
+from .records import KIND_SOURCE, Mutation, Row
 from .schemas import Schema
 from .store import MemoryStore
 
@@ -75,6 +85,8 @@ Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 NO_PAIRS = QualificationTable(frozenset())
+# Refusals that say nothing about the input: an accepted source stays pending and is retried.
+TRANSIENT = frozenset({Reason.EMBEDDING_FAILED, Reason.MODEL_CALL_FAILED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,10 +282,15 @@ async def run_intake(
     model_digest: str | None = None,
     table: QualificationTable = NO_PAIRS,
     direct: bool = False,
+    accepted: bool = False,
     run_blocking: RunBlocking = _inline,
     parallel: int = 4,
 ) -> IntakeResult:
-    """Admit a batch of 1..64 inputs whole, or refuse it whole (see the module docstring)."""
+    """Admit a batch of 1..64 inputs whole, or refuse it whole (see the module docstring).
+
+    `accepted`: the inputs are pending sources (`accept`), accepted with this `mode`; the entry
+    resolves them.
+    """
     batch = list(batch)
     if mode not in tuple(Mode):
         return _refused(Refusal(Reason.MODE_DISABLED, detail=f"unknown mode {mode!r}"))
@@ -311,71 +328,222 @@ async def run_intake(
     quote_vectors = await _embed(embed, texts, len(vectors[0]) // 4)
     if isinstance(quote_vectors, Refusal):
         return _refused(quote_vectors, effective)
-    sequence = journal.next_sequence
-    provenance = Provenance(sequence, model, processor_digest() if automatic else "")
-    rows = _rows(batch, vectors, interpretations, quote_vectors, provenance)
-    mutation = assemble(batch, rows, store.state, sequence)
-    if isinstance(mutation, Refusal):
-        return _refused(mutation, effective)
-    body = {
-        "op": "intake",
-        "request": {
-            "mode": int(mode),
-            "direct": direct,
-            "inputs": [item.to_json() for item in batch],
-        },
-        "mode": int(effective),
-        "status": status,
-        "model_digest": model,
-        "processor_digest": processor_digest(),
-        "profile_digest": profile_digest(),
-        "calls": [i.record for i in interpretations],
-        "mutation": mutation.to_json(),
-        "vectors": mutation.vectors_json(),
-    }
-    await _publish(body, mutation, journal, store, run_blocking)
+
+    def build(sequence: int) -> Built[list[list[Row]]] | Refusal:
+        provenance = Provenance(sequence, model, processor_digest() if automatic else "")
+        rows = _rows(batch, vectors, interpretations, quote_vectors, provenance)
+        mutation = assemble(batch, rows, store.state, sequence)
+        if isinstance(mutation, Refusal):
+            return mutation
+        body = {
+            "op": "intake",
+            "request": {
+                "mode": int(mode),
+                "direct": direct,
+                "inputs": [item.to_json() for item in batch],
+                **({"accepted": True} if accepted else {}),
+            },
+            "mode": int(effective),
+            "status": status,
+            "model_digest": model,
+            "processor_digest": processor_digest(),
+            "profile_digest": profile_digest(),
+            "calls": [i.record for i in interpretations],
+            "mutation": mutation.to_json(),
+            "vectors": mutation.vectors_json(),
+        }
+        return body, mutation, rows
+
+    published = await _publish(journal, store, run_blocking, build)
+    if isinstance(published, Refusal):
+        return _refused(published, effective)
+    mutation, rows = published
     ids = tuple(tuple(row.id for row in item_rows) for item_rows in rows)
-    return IntakeResult(True, effective, status, None, sequence, ids, mutation.supersede)
+    return IntakeResult(True, effective, status, None, mutation.sequence, ids, mutation.supersede)
 
 
-async def _publish(
-    body: dict[str, Any],
-    mutation: Mutation,
+class StoreBehind(Exception):
+    """The entry is journaled, but the store write after it failed: the entry is durable, and
+    `replay.reconcile` brings the store up to the journal before the next write."""
+
+
+type Built[T] = tuple[dict[str, Any], Mutation, T]
+
+
+async def _publish[T](
     journal: Journal,
     store: MemoryStore,
     run_blocking: RunBlocking,
-) -> None:
-    """Journal first (fsync'd), then the store: the only two writes of every admitted request."""
-    await run_blocking(lambda: journal.append(body))
-    await run_blocking(lambda: store.apply(mutation))
+    build: Callable[[int], Built[T] | Refusal],
+) -> tuple[Mutation, T] | Refusal:
+    """Journal first (fsync'd), then the store: the only two writes of every admitted request.
+
+    `build(sequence)` makes the entry's body and mutation for the sequence it will have, or
+    refuses. Building, the append and the store write run in one blocking call under
+    `Journal.lock`: the sequence is the one appended, entries reach the store in sequence order
+    whichever writer (an accept, say, which changes no row) appends meanwhile, and a caller
+    cancelled meanwhile cannot split them. An entry that changes no row (accept, refuse) is not
+    applied to the store (`replay.reconcile` passes over it too).
+    """
+
+    def write() -> tuple[Mutation, T] | Refusal:
+        with journal.lock:
+            built = build(journal.next_sequence)
+            if isinstance(built, Refusal):
+                return built
+            body, mutation, value = built
+            journal.append(body)
+            if mutation.upsert or mutation.supersede or mutation.delete:
+                try:
+                    store.apply(mutation)
+                except Exception as err:
+                    raise StoreBehind(f"{type(err).__name__}: {err}") from err
+            return mutation, value
+
+    result: tuple[Mutation, T] | Refusal = await run_blocking(write)
+    return result
+
+
+async def accept(
+    batch: Sequence[IntakeInput],
+    *,
+    mode: int,
+    store: MemoryStore,
+    journal: Journal,
+    run_blocking: RunBlocking = _inline,
+) -> IntakeResult:
+    """Make 1..64 turn sources durable before their interpretation (see `pending`).
+
+    Admission as `run_intake` checks it (a source already stored or already pending is a
+    duplicate), then one ``accept`` entry: no model call, one fsync. Mode 0 retains nothing and
+    writes nothing. `run_intake(..., accepted=True)` or `refuse` resolves the inputs later.
+    Admission runs with the append, under `Journal.lock`: an accept needs no other writer to
+    wait, and the state it checks is not being written meanwhile.
+    """
+    batch = list(batch)
+    if mode not in tuple(Mode):
+        return _refused(Refusal(Reason.MODE_DISABLED, detail=f"unknown mode {mode!r}"))
+
+    def build(sequence: int) -> Built[None] | Refusal:
+        refusal = check_batch(batch, store.state)
+        for index, item in enumerate(batch):
+            if refusal is None and item.source_key in journal.pending:
+                refusal = Refusal(Reason.DUPLICATE_SOURCE, index)
+        if refusal is not None:
+            return refusal
+        body = {
+            "op": ACCEPT,
+            "request": {"mode": int(mode), "inputs": [item.to_json() for item in batch]},
+            "mutation": Mutation(sequence).to_json(),
+            "vectors": [],
+        }
+        return body, Mutation(sequence), None
+
+    if mode == Mode.EXPLICIT:  # nothing is retained, so there is nothing to admit
+        return IntakeResult(True, Mode.EXPLICIT, STATUS_OK)
+    published = await _publish(journal, store, run_blocking, build)
+    if isinstance(published, Refusal):
+        return _refused(published, Mode(mode))
+    return IntakeResult(True, Mode(mode), STATUS_OK, None, published[0].sequence)
+
+
+async def refuse(
+    batch: Sequence[IntakeInput],
+    refusal: Refusal,
+    *,
+    store: MemoryStore,
+    journal: Journal,
+    run_blocking: RunBlocking = _inline,
+) -> int:
+    """Resolve accepted sources with a final refusal (a ``refuse`` entry: nothing stored, and
+    they are not interpreted again); returns the entry's sequence."""
+    if refusal.reason in TRANSIENT:
+        raise ValueError(f"{refusal.reason.value} is retried, not a final refusal")
+
+    def build(sequence: int) -> Built[None]:
+        body = {
+            "op": REFUSE,
+            "request": {"inputs": [item.to_json() for item in batch]},
+            "reason": refusal.reason.value,
+            "mutation": Mutation(sequence).to_json(),
+            "vectors": [],
+        }
+        return body, Mutation(sequence), None
+
+    published = await _publish(journal, store, run_blocking, build)
+    assert not isinstance(published, Refusal)  # build never refuses
+    return published[0].sequence
 
 
 async def remember(
-    item: IntakeInput,
+    batch: Sequence[IntakeInput],
     *,
     store: MemoryStore,
     journal: Journal,
     embed: Embed,
     run_blocking: RunBlocking = _inline,
 ) -> IntakeResult:
-    """Explicit retention (mode 0 path, `alto.remember`): one protected, authored row."""
-    refusal = check_batch([item], store.state)
+    """Explicit retention (mode 0 path, `alto.remember`): 1..64 inputs, admitted whole or
+    refused whole, one protected, authored memory per text, owner and scope.
+
+    An input whose source is stored with the same text (a request retried with its idempotency
+    key) is answered with that memory's id and writes nothing; a later input of the batch with
+    the same source and text, or with the same text, owner and scope, answers as that one
+    (`pipeline.explicit_rows` re-records a stored equal memory with the later source). The
+    entry journals only the inputs that write.
+    """
+    batch = list(batch)
+    if not 1 <= len(batch) <= MAX_BATCH:
+        return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(batch)} inputs"), Mode.EXPLICIT)
+    stored = [repeat_of(item, store.state) for item in batch]
+    # Per input: the batch position whose row answers it (itself when it writes).
+    answer = list(range(len(batch)))
+    by_source: dict[tuple[str, int], int] = {}
+    for index, item in enumerate(batch):
+        earlier = by_source.setdefault(item.source_key, index)
+        if stored[index] is None and earlier != index and batch[earlier] == item:
+            answer[index] = earlier
+    by_text: dict[tuple[str, str, str], int] = {}
+    for index in reversed(range(len(batch))):
+        item = batch[index]
+        if stored[index] is None and answer[index] == index:
+            later = by_text.setdefault((item.text, item.owner, item.scope), index)
+            answer[index] = later
+    writes = [i for i in range(len(batch)) if stored[i] is None and answer[i] == i]
+    # Aliases of an alias: the later input's own answer.
+    answer = [answer[answer[i]] for i in range(len(batch))]
+    refusal = check_batch([batch[i] for i in writes], store.state) if writes else None
     if refusal is not None:
-        return _refused(refusal, Mode.EXPLICIT)
-    vectors = await _embed(embed, [item.text], store.state.dim)
+        at = writes[refusal.input_index] if refusal.input_index is not None else None
+        return _refused(Refusal(refusal.reason, at, refusal.detail), Mode.EXPLICIT)
+    vectors = await _embed(embed, [batch[i].text for i in writes], store.state.dim)
     if isinstance(vectors, Refusal):
         return _refused(vectors, Mode.EXPLICIT)
-    sequence = journal.next_sequence
-    row = source_row(item, KIND_EXPLICIT, Provenance(sequence), 0, vectors[0])
-    mutation = Mutation(sequence, (row,))
-    body = {
-        "op": "remember",
-        "request": {"inputs": [item.to_json()]},
-        "mutation": mutation.to_json(),
-        "vectors": mutation.vectors_json(),
-    }
-    await _publish(body, mutation, journal, store, run_blocking)
-    return IntakeResult(True, Mode.EXPLICIT, STATUS_OK, None, sequence, ((row.id,),))
+    rows: tuple[Row, ...] = ()
+    sequence = 0
+    if writes:
+        inputs = [batch[i] for i in writes]
+
+        def build(sequence: int) -> Built[tuple[Row, ...]]:
+            rows = explicit_rows(inputs, store.state, sequence, vectors)
+            mutation = Mutation(sequence, rows)
+            body = {
+                "op": "remember",
+                "request": {"inputs": [item.to_json() for item in inputs]},
+                "mutation": mutation.to_json(),
+                "vectors": mutation.vectors_json(),
+            }
+            return body, mutation, rows
+
+        published = await _publish(journal, store, run_blocking, build)
+        assert not isinstance(published, Refusal)  # build never refuses
+        sequence, rows = published[0].sequence, published[1]
+    row_of = dict(zip(writes, (row.id for row in rows), strict=True))
+    ids = tuple(
+        (found,) if (found := stored[i]) is not None else (row_of[answer[i]],)
+        for i in range(len(batch))
+    )
+    return IntakeResult(True, Mode.EXPLICIT, STATUS_OK, None, sequence, ids)
 
 
 async def forget(
@@ -395,13 +563,17 @@ async def forget(
     chosen = forget_ids(list(ids), viewer, store.state)
     if isinstance(chosen, Refusal):
         return _refused(chosen)
-    sequence = journal.next_sequence
-    mutation = Mutation(sequence, delete=chosen)
-    body = {
-        "op": "forget",
-        "request": {"ids": list(ids), "viewer": viewer or ""},
-        "mutation": mutation.to_json(),
-        "vectors": [],
-    }
-    await _publish(body, mutation, journal, store, run_blocking)
-    return IntakeResult(True, None, STATUS_OK, None, sequence, (chosen,))
+
+    def build(sequence: int) -> Built[None]:
+        mutation = Mutation(sequence, delete=chosen)
+        body = {
+            "op": "forget",
+            "request": {"ids": list(ids), "viewer": viewer or ""},
+            "mutation": mutation.to_json(),
+            "vectors": [],
+        }
+        return body, mutation, None
+
+    published = await _publish(journal, store, run_blocking, build)
+    assert not isinstance(published, Refusal)  # build never refuses
+    return IntakeResult(True, None, STATUS_OK, None, published[0].sequence, (chosen,))

@@ -29,6 +29,28 @@ def entries_from(journal: Path, first: int) -> Iterator[dict[str, Any]] | None:
     return None if lines is None else (json.loads(line) for line in lines)
 
 
+def last_lines(journal: Path, count: int) -> list[bytes]:
+    """The last ``count`` complete lines (fewer when the file holds fewer), without their LF,
+    whatever they hold: nothing here parses them. [] when the journal is missing."""
+    try:
+        file = journal.open("rb")
+    except FileNotFoundError:
+        return []
+    with file:
+        position = file.seek(0, os.SEEK_END)
+        data = b""
+        # count + 1 LFs bound count complete lines; the first LF's line may be partial.
+        while position and data.count(b"\n") <= count:
+            step = min(_READ_BACK, position)
+            position -= step
+            file.seek(position)
+            data = file.read(step) + data
+    lines = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+    if position:  # the first line read may have begun before the bytes read
+        lines = lines[1:]
+    return lines[-count:] if count else []
+
+
 def lines_from(file: io.BufferedReader, first: int) -> list[bytes] | None:
     """The complete lines of entries ``first`` .. last (the last line's ``sequence`` says how
     many that is), read backwards; None when the file holds fewer."""

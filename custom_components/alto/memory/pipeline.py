@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -273,6 +273,49 @@ def source_row(
         length=len(item.text.encode("utf-8")),
         sequence=provenance.sequence,
         vector=vector,
+    )
+
+
+def explicit_rows(
+    batch: Sequence[IntakeInput], state: MemoryState, sequence: int, vectors: Sequence[bytes]
+) -> tuple[Row, ...]:
+    """The rows of remembered inputs (`remember`), one per input, whose texts must differ by
+    text, owner or scope (`remember` answers a repeat within a batch as its later input).
+
+    One memory per text, owner and scope: an input equal to a current explicit memory
+    re-records that memory, same id, with its own (later) source, actor, sequence and vector;
+    any other input is a new row, object id (sequence, its position).
+    """
+    rows = []
+    for index, (item, vector) in enumerate(zip(batch, vectors, strict=True)):
+        held = state.explicit(item.text, item.owner, item.scope)
+        if held is None:
+            rows.append(source_row(item, KIND_EXPLICIT, Provenance(sequence), index, vector))
+        else:
+            rows.append(
+                replace(
+                    held,
+                    actor=item.actor_label,
+                    source_id=item.source_id,
+                    source_version=item.source_version,
+                    sequence=sequence,
+                    vector=vector,
+                )
+            )
+    return tuple(rows)
+
+
+def repeat_of(item: IntakeInput, state: MemoryState) -> int | None:
+    """The id of the stored explicit memory `item` repeats (its source stored with this very
+    text, owner and scope: a request retried with the same idempotency key), or None."""
+    return next(
+        (
+            row.id
+            for row in state.source_rows(item.source_key)
+            if row.kind == KIND_EXPLICIT
+            and (row.document, row.owner, row.scope) == (item.text, item.owner, item.scope)
+        ),
+        None,
     )
 
 

@@ -198,14 +198,16 @@ class MemoryState:
         self._position: dict[int, int] = {}
         # Scope -> tag index. Indices are never reused, so a mask built now reads old snapshots.
         self._scopes: dict[str, int] = {}
-        # Object-id order and source groups, rebuilt lazily after a change.
+        # Object-id order, source groups and explicit memories by text, rebuilt lazily after a
+        # change.
         self._ordered: list[Row] | None = None
         self._groups: dict[tuple[str, int], list[Row]] | None = None
+        self._explicit: dict[tuple[str, str, str], Row] | None = None
         self.applied = 0
 
     def _reset(self, applied: int) -> None:
         self._rows, self._matrix, self._position = {}, None, {}
-        self._ordered = self._groups = None
+        self._ordered = self._groups = self._explicit = None
         self.applied = applied
 
     def load(self, rows: Iterable[Row], applied: int) -> None:
@@ -264,7 +266,7 @@ class MemoryState:
         fresh = [i for i in fresh if upsert[i].id in self._rows]
         if fresh:
             self._add([self._rows[upsert[i].id] for i in fresh], codes[fresh])
-        self._ordered = self._groups = None
+        self._ordered = self._groups = self._explicit = None
         self.applied = max(self.applied, mutation.sequence)
 
     def _changed(
@@ -338,6 +340,16 @@ class MemoryState:
     def source_rows(self, source_key: tuple[str, int]) -> list[Row]:
         """Every row of one source, in object-id order."""
         return list(self._sources().get(source_key, ()))
+
+    def explicit(self, document: str, owner: str, scope: str) -> Row | None:
+        """The current explicit memory with exactly this text, owner and scope (the oldest, if
+        several were kept before remembering deduplicated), or None."""
+        if self._explicit is None:
+            self._explicit = {}
+            for row in self.rows():
+                if row.kind == KIND_EXPLICIT and row.status == CURRENT:
+                    self._explicit.setdefault((row.document, row.owner, row.scope), row)
+        return self._explicit.get((document, owner, scope))
 
     def codes(self, rows: Sequence[Row]) -> np.ndarray:
         """The int8 code matrix of `rows`, in their order."""

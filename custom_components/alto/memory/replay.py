@@ -15,6 +15,13 @@ same `pipeline` stages intake ran, from the recorded request, raw model outputs 
   be a skipped call recorded as ``[]``), the complete parse;
 - the canonical mutation, compared with the recorded one.
 
+An ``accept`` entry is checked for admission (against the state and the sources still pending)
+and an empty mutation; a ``refuse`` entry for a final reason and an empty mutation; a
+``remember`` entry re-derives one explicit row per input (`pipeline.explicit_rows`). Replay keeps
+the pending sources (`pending.Pending`) entry by entry: an ``intake`` or ``refuse`` entry must
+resolve sources pending exactly as accepted, and every entry's ``pending_from`` must be the one
+this set gives (reason ``pending``).
+
 The historical decision is checked as recorded: today's qualification table plays no part.
 The result is ``{"entries": n, "ok": bool, "first_mismatch": 0-based entry index | None,
 "reason": str | None}``; the reason names the failed check (``entry_hash``, ``chain``,
@@ -23,7 +30,8 @@ The result is ``{"entries": n, "ok": bool, "first_mismatch": 0-based entry index
 
 `reconcile(journal, store)` applies the recorded mutation of every entry after the store's last
 applied sequence, in order, checking each entry's hash and chain link first: after a crash
-between the journal write and the store write, the store catches up to the journal.
+between the journal write and the store write, the store catches up to the journal. It reads
+the journal from that entry on (`journal_tail`), not the whole file.
 """
 
 from __future__ import annotations
@@ -34,13 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from .journal import GENESIS, Journal, entry_hash, read_lines
+from .journal_tail import entries_from
 from .parse import Statements, parse_statements
+from .pending import ACCEPT, REFUSE, Pending, PendingError
 from .pipeline import (
     IntakeInput,
     Provenance,
     assemble,
     check_batch,
     classify,
+    explicit_rows,
     forget_ids,
     inferred_rows,
     plan_classification,
@@ -50,12 +61,26 @@ from .pipeline import (
 )
 from .profile import processor_digest, profile_digest
 from .qualification import Mode, normalize_digest
-from .reasons import Refusal
-from .records import KIND_EXPLICIT, KIND_SOURCE, MemoryState, Mutation, Row
+from .reasons import Reason, Refusal
+from .records import KIND_SOURCE, MemoryState, Mutation, Row
+
+# Reasons a `refuse` entry may record: transient ones keep a source pending instead.
+_FINAL = frozenset(Reason) - {Reason.EMBEDDING_FAILED, Reason.MODEL_CALL_FAILED}
 
 
 class Mismatch(Exception):
     """A replay check failed; its message is the reported reason."""
+
+
+class ReconcileError(ValueError):
+    """The store cannot be brought up to the journal: the entry (1-based sequence) where the
+    journal fails its hash or link, or the store's own when the store is ahead of the journal
+    (``store_ahead``)."""
+
+    def __init__(self, sequence: int, reason: str) -> None:
+        super().__init__(f"journal entry {sequence}: {reason}")
+        self.sequence = sequence
+        self.reason = reason
 
 
 def _check(condition: bool, reason: str) -> None:
@@ -123,8 +148,11 @@ def _intake_rows(
     return rows
 
 
-def derive(entry: dict[str, Any], state: MemoryState) -> Mutation:
-    """Re-derive an entry's mutation from its recorded inputs and outputs, or raise Mismatch."""
+def derive(entry: dict[str, Any], state: MemoryState, pending: Pending) -> Mutation:
+    """Re-derive an entry's mutation from its recorded inputs and outputs, or raise Mismatch.
+
+    `pending` is the set of pending sources before the entry (an accept may not repeat one).
+    """
     sequence = entry["sequence"]
     vectors = [base64.b64decode(v, validate=True) for v in entry["vectors"]]
     request = entry["request"]
@@ -135,13 +163,19 @@ def derive(entry: dict[str, Any], state: MemoryState) -> Mutation:
             sequence, delete=_ok(forget_ids(request["ids"], request["viewer"] or None, state))
         )
     batch = [IntakeInput.from_json(item) for item in request["inputs"]]
+    if op == REFUSE:
+        _check(vectors == [] and entry["reason"] in _FINAL, "refusal")
+        return Mutation(sequence)
     if (refusal := check_batch(batch, state)) is not None:
         raise Mismatch(f"refused:{refusal.reason.value}")
+    if op == ACCEPT:
+        _check(vectors == [] and request["mode"] in (Mode.SOURCE, Mode.AUTOMATIC), "mode")
+        _check(not any(item.source_key in pending for item in batch), "pending")
+        return Mutation(sequence)
     if op == "remember":
-        _check(len(batch) == 1 and len(vectors) == 1, "vectors")
-        return Mutation(
-            sequence, (source_row(batch[0], KIND_EXPLICIT, Provenance(sequence), 0, vectors[0]),)
-        )
+        texts = {(item.text, item.owner, item.scope) for item in batch}
+        _check(len(texts) == len(batch) and len(vectors) == len(batch), "vectors")
+        return Mutation(sequence, explicit_rows(batch, state, sequence, vectors))
     _check(op == "intake", "op")
     _check(entry["processor_digest"] == processor_digest(), "processor_digest")
     _check(entry["profile_digest"] == profile_digest(), "profile_digest")
@@ -159,14 +193,20 @@ def replay(journal_path: Path | str) -> dict[str, Any]:
     """Re-derive every journal entry without the model; report the first mismatch."""
     lines = read_lines(Path(journal_path))
     state = MemoryState()
+    pending = Pending()
     prev = GENESIS
     for index, line in enumerate(lines):
         try:
             entry = json.loads(line)
             _link(entry, index, prev)
-            mutation = derive(entry, state)
+            mutation = derive(entry, state, pending)
             recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
             _check(mutation == recorded, "mutation")
+            try:
+                pending = pending.after(entry)
+            except PendingError:
+                raise Mismatch("pending") from None
+            _check(entry.get("pending_from", 0) == pending.low_water, "pending")
         except Mismatch as mismatch:
             return _report(len(lines), index, str(mismatch))
         except (KeyError, TypeError, ValueError, AttributeError) as err:
@@ -183,21 +223,27 @@ def _report(entries: int, index: int | None, reason: str | None) -> dict[str, An
 def reconcile(journal: Journal | Path | str, store: Any) -> int:
     """Apply every journaled mutation the store lacks, in order; returns how many were applied.
 
-    Raises ValueError when the store is ahead of the journal or an entry fails its hash or link.
+    Reads the journal from the store's last applied entry on. Entries that change no row
+    (accept, refuse) are checked and passed over: the store's applied sequence stays at the last
+    entry that wrote. Raises `ReconcileError` when the store is ahead of the journal (or the
+    journal's last entry does not parse) or an entry fails its hash or link.
     """
     path = journal.path if isinstance(journal, Journal) else Path(journal)
-    lines = read_lines(path)
-    if store.applied > len(lines):
-        raise ValueError("the store is ahead of its journal")
-    prev = json.loads(lines[store.applied - 1])["hash"] if store.applied else GENESIS
+    entries = entries_from(path, max(store.applied, 1))
+    if entries is None:
+        if store.applied or (path.exists() and path.stat().st_size):
+            raise ReconcileError(store.applied, "store_ahead")
+        return 0
+    prev = next(entries)["hash"] if store.applied else GENESIS
     applied = 0
-    for index in range(store.applied, len(lines)):
-        entry = json.loads(lines[index])
+    for index, entry in enumerate(entries, start=store.applied):
         try:
             _link(entry, index, prev)
         except Mismatch as mismatch:
-            raise ValueError(f"journal entry {index}: {mismatch}") from None
-        store.apply(Mutation.from_json(entry["mutation"], entry["vectors"]))
+            raise ReconcileError(index + 1, str(mismatch)) from None
+        mutation = Mutation.from_json(entry["mutation"], entry["vectors"])
+        if mutation.upsert or mutation.supersede or mutation.delete:
+            store.apply(mutation)
+            applied += 1
         prev = entry["hash"]
-        applied += 1
     return applied
