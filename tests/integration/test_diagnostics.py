@@ -13,6 +13,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
     get_diagnostics_for_config_entry,
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
+from syrupy.assertion import SnapshotAssertion
 
 from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL
 from custom_components.alto.diagnostics import redact_url
@@ -57,17 +58,20 @@ async def test_diagnostics(
     hass_client: ClientSessionGenerator,
     fake_ollama: FakeOllama,
     setup_alto: MockConfigEntry,
+    snapshot: SnapshotAssertion,
 ) -> None:
     """Redacted settings, served models and the memory organ's figures."""
     assert await async_setup_component(hass, "diagnostics", {})
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup_alto)
     assert diagnostics["data"]["url"] == f"http://**REDACTED**@127.0.0.1:{fake_ollama.port}"
+    # The whole document, less the fake server's port (a new one every run).
+    assert {**diagnostics, "data": {**diagnostics["data"], "url": "…"}} == snapshot
     assert diagnostics["data"][CONF_API_KEY] == "**REDACTED**"
     assert "pw" not in str(diagnostics)
     assert "secrets" not in str(diagnostics)
     assert "tok-123" not in str(diagnostics)
     assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
     assert diagnostics["model_available"] is True
-    # No PyCUDA here: gpu "auto" fell back to the numpy reference, and says so.
-    assert diagnostics["memory"]["selection_backend"] == "numpy"
+    # No PyCUDA here: gpu "auto" fell back to the CPU path (onnxruntime's integer GEMM).
+    assert diagnostics["memory"]["selection_backend"] == "onnxruntime"
     assert diagnostics["memory"]["effective_mode"] == "source"
