@@ -2,9 +2,9 @@
 
 `call_model_for` makes one non-streaming `/api/chat` call per request with the schema as
 `format`, greedy sampling (temperature 0, fixed seed) and at most 4,096 generated tokens (the
-seed's 4,096-tick bound; the 4,096-byte response bound is the parser's), with the context window
-every other call to the same model uses (Ollama reloads a model whenever `num_ctx` changes). No
-tools are passed.
+processor contract's 4,096-tick bound; the 4,096-byte response bound is the parser's), with the
+context window every other call to the same model uses (Ollama reloads a model whenever
+`num_ctx` changes). No tools are passed.
 `embed_for` calls `/api/embed`. `model_digest` reads the exact model digest from `/api/tags`,
 the model half of a qualified pair. Errors propagate: intake turns them into refusals.
 """

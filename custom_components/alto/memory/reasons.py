@@ -12,7 +12,7 @@ from enum import StrEnum
 
 STATUS_OK = 0
 STATUS_REFUSED = 1
-# Seed 004: an unknown or changed model/processor pair returns status 12.
+# An unknown or changed model/processor pair returns status 12 (before any model call).
 STATUS_UNQUALIFIED = 12
 
 

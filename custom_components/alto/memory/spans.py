@@ -15,10 +15,10 @@ itself (`sentence_break`), so the edge trim uses the same table as the boundarie
 `SEGMENTATION_PROFILE` names the library, its version and its Unicode version as installed; it
 enters the processor digest, so a different segmenter is a different (unqualified) processor.
 
-`admit_source(text)` is the source-text domain (seed 004 query admission): strict UTF-8 scalar
-values, TAB and LF allowed, every other C0 control, DEL and C1 controls refused (CR included),
-non-empty and at most `MAX_SOURCE_BYTES`. Boundary conformance tests use raw `source_spans` and
-do not widen this domain.
+`admit_source(text)` is the source-text domain (what a memory query or source may be): strict
+UTF-8 scalar values, TAB and LF allowed, every other C0 control, DEL and C1 controls refused (CR
+included), non-empty and at most `MAX_SOURCE_BYTES`. Boundary conformance tests use raw
+`source_spans` and do not widen this domain.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from uniseg.sentencebreak import SentenceBreak, sentence_boundaries, sentence_br
 
 from .reasons import Reason
 
-# Alto's own admission bound for one source (the seed leaves the query limit to the device); any
+# Alto's own admission bound for one source (a query limit is the device's to choose); any
 # longer input would not fit the 6,144-byte statement prompt once escaped and framed anyway.
 MAX_SOURCE_BYTES = 4096
 
