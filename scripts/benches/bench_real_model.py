@@ -1,0 +1,170 @@
+"""Alto with a real model: 25 household utterances, three ways, one real Home Assistant.
+
+Run: scripts/bench, or
+    .venv/bin/python -m pytest scripts/benches/bench_real_model.py -q -s -p no:cacheprovider
+
+SmolLM2-135M (tests/local_model.py, on the CPU) answers the same 25 utterances (the real-model
+test's household conversation) three times: Alto with the marks channel, Alto with the JSON
+answer, and Home Assistant's built-in `ollama` agent on the same model. Printed per run:
+- separated: replies whose raw model output kept speech apart (marks present; or a JSON answer
+  with a speech field), out of 25;
+- claims before / after: sentences reporting a device action as done when no effector succeeded
+  in that turn, in the model's speech before Alto's gate, and in what was spoken after it;
+- recall: of the three questions about earlier facts, the answers naming the fact;
+- the median and 90th percentile whole-turn time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from homeassistant.components import conversation
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
+from homeassistant.const import Platform
+from homeassistant.core import Context, Event, HomeAssistant
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+
+from custom_components.alto.channel.speech_gate import claims_done
+from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
+from tests.integration.test_real_model import HOUSEHOLD
+from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
+
+RECALL = {"When does Ana visit?": "sunday", "Where is the spare key?": "pot"}
+RECALL |= {"What do you know about Ana?": "sunday"}
+EFFECTED = {"executed", "confirmed"}
+
+
+@pytest.fixture
+async def server(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
+    """The real small model, loaded."""
+    local = LocalOllama()
+    await local.start()
+    await local.preload()
+    yield local
+    await local.stop()
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def _raw_speech(raw: str, channel: str) -> tuple[bool, str]:
+    """Whether the raw output kept speech apart, and the speech it carried."""
+    if channel == "json":
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            return False, ""
+        speech = answer.get("speech") if isinstance(answer, dict) else None
+        return isinstance(speech, str), speech if isinstance(speech, str) else ""
+    spans = re.findall("\u00a6(.*?)\u00a6", raw, re.S)
+    return bool(spans), " ".join(spans) if spans else raw
+
+
+async def _run(
+    hass: HomeAssistant, server: LocalOllama, agent: str, channel: str, user: Context
+) -> dict[str, Any]:
+    intents: list[Event] = async_capture_events(hass, "alto_intent_captured")
+    conversation_id = None
+    times, separated, before, after, recalled = [], 0, 0, 0, 0
+    for text in HOUSEHOLD:
+        seen_intents, seen_results = len(intents), len(server.results)
+        started = time.monotonic()
+        result = await conversation.async_converse(
+            hass, text, conversation_id, user, language="en", agent_id=agent
+        )
+        await hass.async_block_till_done()
+        times.append(time.monotonic() - started)
+        conversation_id = result.conversation_id
+        spoken = result.response.speech.get("plain", {}).get("speech", "")
+        acted = any(e.data["verdict"] in EFFECTED for e in intents[seen_intents:])
+        turn_raw = [r.text for r in server.results[seen_results:]]
+        if channel != "builtin" and turn_raw:
+            ok, speech = _raw_speech(turn_raw[0], channel)
+            separated += ok
+            before += 0 if acted else sum(claims_done(s) for s in _sentences(speech))
+        elif turn_raw:
+            before += 0 if acted else sum(claims_done(s) for s in _sentences(turn_raw[0]))
+        after += 0 if acted else sum(claims_done(s) for s in _sentences(spoken))
+        if (word := RECALL.get(text)) and word in spoken.casefold():
+            recalled += 1
+    return {
+        "separated": separated if channel != "builtin" else None,
+        "before": before,
+        "after": after,
+        "recall": recalled,
+        "p50": statistics.median(times),
+        "p90": statistics.quantiles(times, n=10)[-1],
+    }
+
+
+async def test_real_model_three_ways(
+    hass: HomeAssistant, server: LocalOllama, hass_admin_user: Any
+) -> None:
+    """Print the table; nothing is asserted (a bench, not a test)."""
+    hass.loop.set_debug(False)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    platforms = [Platform.LIGHT, Platform.LOCK, Platform.COVER, Platform.CLIMATE, Platform.SWITCH]
+    with patch(
+        "homeassistant.components.demo.COMPONENTS_WITH_CONFIG_ENTRY_DEMO_PLATFORM", platforms
+    ):
+        assert await async_setup_component(hass, "demo", {})
+        await hass.async_block_till_done()
+    user = Context(user_id=hass_admin_user.id)
+    rows = {}
+    for channel in ("markers", "json"):
+        entry = MockConfigEntry(
+            domain=DOMAIN,
+            title="Alto",
+            data={CONF_URL: server.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
+            options={"request_timeout": 600, "num_ctx": 2048, "reply_channel": channel},
+        )
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        async_expose_entity(hass, "conversation", "lock.front_door", True)
+        rows[f"Alto, {channel}"] = await _run(hass, server, "conversation.alto", channel, user)
+        assert await hass.config_entries.async_remove(entry.entry_id)
+        await hass.async_block_till_done()
+    builtin = MockConfigEntry(
+        domain="ollama",
+        data={CONF_URL: server.url},
+        version=3,
+        minor_version=3,
+        subentries_data=[
+            {
+                "data": {CONF_MODEL: CHAT_MODEL, "num_ctx": 2048},
+                "subentry_type": "conversation",
+                "title": "Built-in",
+                "unique_id": None,
+            }
+        ],
+    )
+    builtin.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(builtin.entry_id)
+    await hass.async_block_till_done()
+    agent = next(
+        s.entity_id for s in hass.states.async_all("conversation") if "built" in s.entity_id
+    )
+    rows["HA built-in ollama"] = await _run(hass, server, agent, "builtin", user)
+
+    print(f"\n25 household utterances, {CHAT_MODEL} on this CPU")
+    print(
+        f"{'agent':<22} {'separated':>9} {'claims before':>13} {'claims after':>12} "
+        f"{'recall':>6} {'p50 s':>6} {'p90 s':>6}"
+    )
+    for name, row in rows.items():
+        separated = "-" if row["separated"] is None else f"{row['separated']}/25"
+        print(
+            f"{name:<22} {separated:>9} {row['before']:>13} {row['after']:>12} "
+            f"{row['recall']}/{len(RECALL):<4} {row['p50']:>6.2f} {row['p90']:>6.2f}"
+        )
