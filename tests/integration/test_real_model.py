@@ -137,4 +137,4 @@ async def test_household_conversation_keeps_every_invariant(
 
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR and "alto" in r.name]
     assert errors == [], [r.getMessage() for r in errors]
-    print("\n".join(f"{t!r} -> {s!r} {v}" for t, s, v in report))  # noqa: T201 - the transcript
+    print("\n".join(f"{t!r} -> {s!r} {v}" for t, s, v in report))
