@@ -21,6 +21,7 @@ import re
 import statistics
 import time
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
@@ -107,9 +108,14 @@ async def _run(
 
 
 async def test_real_model_three_ways(
-    hass: HomeAssistant, server: LocalOllama, hass_admin_user: Any
+    hass: HomeAssistant,
+    server: LocalOllama,
+    hass_admin_user: Any,
+    enable_custom_integrations: None,
+    tmp_path: Path,
 ) -> None:
     """Print the table; nothing is asserted (a bench, not a test)."""
+    hass.config.config_dir = str(tmp_path)
     hass.loop.set_debug(False)
     assert await async_setup_component(hass, "homeassistant", {})
     assert await async_setup_component(hass, "conversation", {})
