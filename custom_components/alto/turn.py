@@ -200,15 +200,10 @@ async def _run_turn(
     buffer.add(*_breadcrumbs(outcomes))
     buffer.trim(settings.max_history)
     if runtime.memory is not None:
-        # Intake never delays the reply: it runs after it, in the background.
-        entry.async_create_background_task(
-            hass,
-            runtime.memory.async_intake_turn(
-                user_input.text,
-                source_id=_source_id(conversation_id),
-                actor=actor,
-            ),
-            "alto_memory_intake",
+        # Journaled (one fsync, no model call) before the reply returns, so a stop or a crash
+        # cannot lose it; the memory organ interprets it in the background, from the journal.
+        await runtime.memory.async_accept_turn(
+            user_input.text, source_id=_source_id(conversation_id), actor=actor
         )
     return _result(user_input, chat_log, text, acted=any(o.breadcrumb for o in done))
 
