@@ -120,7 +120,7 @@ class Memory:
     async def remember(self, text: str, source_id: str, user: str | None = None) -> int:
         owner = user or "household"
         item = IntakeInput(text, source_id, owner=owner, scope=owner, actor=user)
-        result = await remember(item, store=self.store, journal=self.journal, embed=embed)
+        result = await remember([item], store=self.store, journal=self.journal, embed=embed)
         assert result.admitted, result.refusal
         return result.ids[0][0]
 
