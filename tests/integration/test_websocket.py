@@ -7,7 +7,7 @@ Real HA, the fake Ollama over HTTP and the real embedded Chroma store.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -45,12 +45,24 @@ class Person:
 
     user: MockUser
     ws: MockHAClientWebSocket
+    # Subscription events that arrived while a command waited for its result, oldest first.
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     async def command(self, **message: Any) -> dict[str, Any]:
-        """Send one command; its result message."""
+        """Send one command; its result message (events arriving first are kept for later)."""
         await self.ws.send_json_auto_id(message)
-        answer: dict[str, Any] = await self.ws.receive_json()
-        return answer
+        while True:
+            answer: dict[str, Any] = await self.ws.receive_json()
+            if answer.get("type") != "event":
+                return answer
+            self.events.append(answer)
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message: a kept event first, else what the connection brings."""
+        if self.events:
+            return self.events.pop(0)
+        message: dict[str, Any] = await self.ws.receive_json()
+        return message
 
     async def ok(self, **message: Any) -> Any:
         """Send one command that must succeed; its result."""
@@ -257,13 +269,14 @@ async def test_qualify_reports_the_verdict_without_the_raw_answers(ana: Person) 
 
 # -- live updates ---------------------------------------------------------------------------------
 async def _next_view(person: Person, subscription: int) -> dict[str, Any]:
-    message = await asyncio.wait_for(person.ws.receive_json(), 10)
+    message = await asyncio.wait_for(person.receive(), 10)
     assert (message["id"], message["type"]) == (subscription, "event"), message
     return dict(message["event"])
 
 
 async def _nothing_arrives(hass: HomeAssistant, person: Person) -> None:
     await hass.async_block_till_done()
+    assert person.events == []
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(person.ws.receive_json(), 0.3)
 
