@@ -14,6 +14,9 @@ uniseg on the loop blocked it for about a second.
 Conversation intake is off (memory mode 0), so the store write after a turn is not part of this
 measure: with this store, Chroma's upsert in an executor thread kept the loop waiting for 40-130 ms
 (it does not let go of the GIL), a cost of the memory organ's write, not of the reply and thought.
+The background passes are off for the same reason: with them on, their work in executor threads
+competes for the GIL and the Surfacer's step on the loop measured 53-58 ms. Their cost to a turn
+is measured side by side in `scripts/benches/bench_turn.py` (passes on against off).
 """
 
 from __future__ import annotations
@@ -80,8 +83,9 @@ def sentence(names: list[str]) -> str:
 
 @pytest.fixture
 def entry_options() -> dict[str, Any]:
-    """History long enough to hold every turn; conversation input is not stored (see above)."""
-    return {CONF_MAX_HISTORY: TURNS + 10, CONF_MEMORY_MODE: 0}
+    """Every turn kept in history; no conversation storage, no background passes (see above)."""
+    passes_off = {"n1_enabled": False, "reflection_enabled": False, "synthesis_enabled": False}
+    return {CONF_MAX_HISTORY: TURNS + 10, CONF_MEMORY_MODE: 0, "reflect": passes_off}
 
 
 async def learn_names(hass: HomeAssistant) -> None:
