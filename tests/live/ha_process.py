@@ -124,6 +124,8 @@ class HomeAssistantProcess:
             try:
                 self.call("GET", "/api/onboarding", auth=False)
                 return self
+            except urllib.error.HTTPError:
+                return self  # an answer all the same (a restart after onboarding: not found)
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.5)
         raise TimeoutError("Home Assistant did not answer REST")

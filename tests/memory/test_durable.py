@@ -112,6 +112,18 @@ async def test_the_pending_sources_are_found_behind_a_long_tail(
     assert reopened.count == 21
 
 
+async def test_a_source_accepted_before_the_oldest_pending_one_may_be_resolved_after_it(
+    store: MemoryStore, journal: Journal
+) -> None:
+    await accepted(store, journal, [TURN])
+    await accepted(store, journal, many(1, "later"))
+    await intake([TURN], store, journal, FakeModel(), accepted=True)
+    assert journal.pending.low_water == 2  # the open reads from entry 2, which never held TURN
+    reopened = Journal(journal.path)
+    assert reopened.damage is None
+    assert [a.item for a in reopened.pending.oldest(64)] == many(1, "later")
+
+
 @pytest.mark.parametrize("forgery", ["unaccepted", "pending_from", "mode"])
 async def test_replay_checks_what_is_pending(
     store: MemoryStore, journal: Journal, forgery: str

@@ -120,7 +120,7 @@ class Journal:
         pending = Pending()
         try:
             for entry in entries[oldest - entries[0]["sequence"] :]:
-                pending = pending.after(entry)
+                pending = pending.after(entry, tail=True)
         except (PendingError, KeyError, TypeError, ValueError):
             pending = Pending()
         if pending.low_water != oldest:  # the set the entries build is not the one recorded

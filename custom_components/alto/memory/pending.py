@@ -54,8 +54,13 @@ class Pending:
         """Pending sources in acceptance order."""
         self._items = {accepted.item.source_key: accepted for accepted in items}
 
-    def after(self, entry: dict[str, Any]) -> Pending:
-        """The pending set once `entry` is written; PendingError when it cannot apply."""
+    def after(self, entry: dict[str, Any], *, tail: bool = False) -> Pending:
+        """The pending set once `entry` is written; PendingError when it cannot apply.
+
+        `tail`: the set is being rebuilt from the oldest pending accept on (a journal's open),
+        so an entry may also resolve sources accepted before that, which the set never held:
+        those are passed over (replay, from the first entry, checks every one).
+        """
         op = entry.get("op")
         request = entry.get("request") or {}
         if op not in (ACCEPT, REFUSE) and not (op == INTAKE and request.get("accepted")):
@@ -70,6 +75,8 @@ class Pending:
         else:
             for item in inputs:
                 held = items.pop(item.source_key, None)
+                if held is None and tail:
+                    continue
                 if held is None or held.item != item:
                     raise PendingError(f"source {item.source_id!r} is not pending as recorded")
                 if op == INTAKE and held.mode != request["mode"]:
