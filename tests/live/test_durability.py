@@ -25,6 +25,11 @@ def home_assistant(socket_enabled: None, tmp_path: Path) -> Iterator[HomeAssista
         process.onboard()
         process.add_alto()
         process.wait_until_running()
+        # A normal restart first, so Home Assistant's own stores (the user and the token this
+        # test holds, saved after a delay) are on disk before the crash the test is about.
+        process.stop(signal.SIGTERM)
+        process.start()
+        process.wait_until_running()
         yield process
     finally:
         process.close()
