@@ -61,7 +61,7 @@ from .memory.qualification import (
     record_qualification,
 )
 from .memory.qualification import effective_mode as mode_for_pair
-from .memory.reasons import STATUS_REFUSED, Reason, Refusal
+from .memory.reasons import STATUS_REFUSED, TRANSIENT, Reason, Refusal
 from .memory.records import CURRENT, HOUSEHOLD, Row, visible_to
 from .memory.references import KIND_NAMES, render_reference
 from .memory.spans import admit_source
@@ -707,7 +707,7 @@ class MemoryOrgan:
                     admitted = True
                     break
                 assert refusal is not None  # a result is admitted or says why not
-                if refusal.reason in intake.TRANSIENT:
+                if refusal.reason in TRANSIENT:
                     self._interpretation_failed(len(remaining), _describe(refusal))
                     return False
                 # Final: journaled as refused (one input, or all when no one input is to blame).

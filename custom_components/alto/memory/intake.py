@@ -75,7 +75,7 @@ from .pipeline import (
 from .profile import processor_digest, profile_digest
 from .prompts import Message
 from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
-from .reasons import STATUS_OK, Reason, Refusal
+from .reasons import STATUS_OK, TRANSIENT, Reason, Refusal
 from .records import KIND_SOURCE, Mutation, Row
 from .schemas import Schema
 from .store import MemoryStore
@@ -85,8 +85,6 @@ Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 NO_PAIRS = QualificationTable(frozenset())
-# Refusals that say nothing about the input: an accepted source stays pending and is retried.
-TRANSIENT = frozenset({Reason.EMBEDDING_FAILED, Reason.MODEL_CALL_FAILED})
 
 
 @dataclass(frozen=True, slots=True)

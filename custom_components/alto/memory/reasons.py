@@ -62,6 +62,11 @@ class Reason(StrEnum):
     EMBEDDING_FAILED = "embedding_failed"
 
 
+# Refusals that say nothing about the input, only that a model failed: an accepted turn's
+# source stays pending and is tried again (`intake`), and no `refuse` entry may name them.
+TRANSIENT = frozenset({Reason.EMBEDDING_FAILED, Reason.MODEL_CALL_FAILED})
+
+
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A refused batch: the reason, the offending input (0-based) if one, and a short detail."""

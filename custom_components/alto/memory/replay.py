@@ -61,11 +61,11 @@ from .pipeline import (
 )
 from .profile import processor_digest, profile_digest
 from .qualification import Mode, normalize_digest
-from .reasons import Reason, Refusal
+from .reasons import TRANSIENT, Reason, Refusal
 from .records import KIND_SOURCE, MemoryState, Mutation, Row
 
 # Reasons a `refuse` entry may record: transient ones keep a source pending instead.
-_FINAL = frozenset(Reason) - {Reason.EMBEDDING_FAILED, Reason.MODEL_CALL_FAILED}
+_FINAL = frozenset(reason.value for reason in Reason) - {reason.value for reason in TRANSIENT}
 
 
 class Mismatch(Exception):
