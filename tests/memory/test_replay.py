@@ -189,3 +189,30 @@ async def test_reconcile_refuses_a_tampered_pending_entry(
         assert other.snapshot()["alto_memory"] == []
     finally:
         other.close()
+
+
+async def test_when_a_source_was_said_is_journaled_kept_and_replayed(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    """`said_at` rides on every row of its input; an input without one journals as before."""
+    said = IntakeInput("The bins go out on Tuesday.", "w/1", said_at=1_790_000_000)
+    plain = IntakeInput("The shed key is on the hook.", "w/2")
+    result = await intake([said, plain], store, journal, model)
+    assert result.admitted
+    rows = store.rows(None)
+    assert {row.said_at for row in rows if row.source_id == "w/1"} == {1_790_000_000}
+    assert {row.said_at for row in rows if row.source_id == "w/2"} == {0}
+    [line] = lines(journal)
+    assert line.count(b'"said_at":1790000000') >= 2  # the input and its rows
+    assert b'"said_at":0' not in line  # as journals written before the field, byte for byte
+    assert replay(journal.path)["ok"] is True
+
+
+@pytest.mark.parametrize("said_at", [-1, 1.5, "yesterday", True])
+async def test_a_said_at_that_is_no_time_is_refused(
+    store: MemoryStore, journal: Journal, model: FakeModel, said_at: Any
+) -> None:
+    item = IntakeInput("The bins go out on Tuesday.", "w/1", said_at=said_at)
+    result = await intake([item], store, journal, model)
+    assert not result.admitted
+    assert store.rows(None) == []

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +17,17 @@ import pytest
 from custom_components.alto.memory.intake import remember
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.pipeline import IntakeInput
-from custom_components.alto.memory.reasons import Refusal
-from custom_components.alto.memory.records import Mutation
-from custom_components.alto.memory.references import select_references
+from custom_components.alto.memory.recall import turn_block
+from custom_components.alto.memory.records import Mutation, Row
+from custom_components.alto.memory.references import render_reference
+from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory.store import MemoryStore
 
 from .conftest import USER_A, USER_B, FakeModel, fake_embed
 from .test_corrections import codes_for
 from .test_intake import intake, many
+
+NAMES = {USER_A: "Alice", USER_B: "Bob"}
 
 
 async def test_restart_keeps_every_memory(tmp_path: Path, journal: Journal) -> None:
@@ -87,8 +91,8 @@ async def test_scoped_recall_between_two_users(
     assert seen_b == ids_b | ids_h and not seen_b & ids_a
     assert seen_anyone == ids_h
     assert store.count(USER_A) == len(ids_a | ids_h) and store.count() == len(ids_h)
-    selected = store.references(query, USER_A)
-    assert {ref.row.id for ref in selected} <= ids_a | ids_h
+    selected = store.turn_block(query, USER_A, "diary code", lambda row: row.document, {})
+    assert selected and {row.id for row in selected} <= ids_a | ids_h
     best_b = store.recall(query, USER_B, 1)[0][0]
     assert best_b.document == "My diary code is 9876." and best_b.kind in ("source", 3)
 
@@ -155,10 +159,18 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
         await asyncio.wait_for(server.wait(), 10)
 
 
-async def test_turn_references_equal_the_reference_selection(
+async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
-    """Scored through `scoring` over the resident matrix, selected exactly as the reference."""
+    """Scored through `scoring` over the resident matrix, chosen exactly as `recall.turn_block`
+    with likeness from `selection.scores` over the state's codes."""
+
+    def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+        found: list[list[int]] = scores(
+            store.state.codes(pool), store.state.codes(candidates)
+        ).tolist()
+        return found
+
     await intake(many(24), store, journal, model)
     secret = IntakeInput("My diary code is 1234.", "p/a", owner=USER_A, scope=USER_A, actor=USER_A)
     await intake([secret], store, journal, model)
@@ -166,11 +178,11 @@ async def test_turn_references_equal_the_reference_selection(
         query = await codes_for(text)
         for viewer in (None, USER_A, USER_B):
             rows = store.state.visible(viewer)
-            expected = select_references(rows, store.state.codes(rows), query)
-            assert store.references(query, viewer) == expected
-    rows = store.state.visible(USER_A)
-    required = [rows[3].id, rows[0].id]
-    expected = select_references(rows, store.state.codes(rows), query, required=required)
-    assert store.references(query, USER_A, required) == expected
-    private = next(row.id for row in rows if row.scope == USER_A)
-    assert isinstance(store.references(query, USER_B, [private]), Refusal)  # not USER_B's
+            cosine = scores(store.state.codes(rows), query).tolist()
+            expected = turn_block(
+                rows, cosine, text, render_reference, similar=similar, names=NAMES
+            )
+            assert expected
+            assert store.turn_block(query, viewer, text, render_reference, NAMES) == expected
+            if viewer != USER_A:
+                assert all(row.scope != USER_A for row in expected)

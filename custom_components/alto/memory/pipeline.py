@@ -70,6 +70,7 @@ class IntakeInput:
     (32 lowercase hex) the memory belongs to. `scope`: ``"household"`` or the owner's id
     (private). `actor`: the authenticated HA user who supplied the text, None when unknown.
     `required`: object ids of the turn's required references, which must stay current.
+    `said_at`: when the text was said or written (Unix seconds; 0: not known), kept on its rows.
     """
 
     text: str
@@ -79,6 +80,7 @@ class IntakeInput:
     actor: str | None = None
     source_version: int = 1
     required: tuple[int, ...] = ()
+    said_at: int = 0
 
     @property
     def source_key(self) -> tuple[str, int]:
@@ -99,6 +101,8 @@ class IntakeInput:
         """Canonical journal form."""
         data = asdict(self)
         data["required"] = list(self.required)
+        if not self.said_at:  # as journals written before the field recorded it, byte for byte
+            del data["said_at"]
         return data
 
     @classmethod
@@ -131,6 +135,8 @@ def check_input(item: object, state: MemoryState, seen: set[tuple[str, int]]) ->
         and type(item.source_version) is int
         and item.source_version >= 1
         and all(type(ref) is int for ref in item.required)
+        and type(item.said_at) is int
+        and item.said_at >= 0
     ):
         return Reason.INVALID_SOURCE_ID
     if item.source_key in seen or state.has_source(item.source_key):
@@ -272,6 +278,7 @@ def source_row(
         offset=0,
         length=len(item.text.encode("utf-8")),
         sequence=provenance.sequence,
+        said_at=item.said_at,
         vector=vector,
     )
 
@@ -299,6 +306,7 @@ def explicit_rows(
                     source_id=item.source_id,
                     source_version=item.source_version,
                     sequence=sequence,
+                    said_at=item.said_at,
                     vector=vector,
                 )
             )
@@ -352,6 +360,7 @@ def inferred_rows(
             target=plan.table[target - 1].row_id if kind == KIND_CORRECTION else 0,
             model_digest=provenance.model_digest,
             processor_digest=provenance.processor_digest,
+            said_at=item.said_at,
             vector=vector,
         )
         for n, ((kind, quote, offset, length, target), vector) in enumerate(

@@ -17,6 +17,8 @@ that wrote the row; `target` the id a correction superseded (0 for none). Inferr
 model and processor digests that produced them. `vector` is the float32 little-endian embedding:
 float32 is what Chroma stores, so quantizing it gives identical int8 codes before and after a
 restart and in replay. Rows in a mutation carry it; rows held by a `MemoryState` do not (b"").
+`said_at` is when the source was said or written (Unix seconds, from the intake input; 0: not
+known, as for rows written before it was recorded), what tells a turn which memory is newer.
 
 A `Mutation` is the canonical change of one journal entry: rows to upsert, ids to supersede,
 ids to delete. Applying it twice gives the same state. `MemoryState` is the exact in-memory image
@@ -100,6 +102,7 @@ class Row:
     target: int = 0
     model_digest: str = ""
     processor_digest: str = ""
+    said_at: int = 0
     vector: bytes = b""
 
     @property
@@ -116,6 +119,8 @@ class Row:
         """Canonical journal form, without the vector (journaled beside the mutation)."""
         data = asdict(self)
         del data["vector"]
+        if not self.said_at:  # as journals written before the field recorded it, byte for byte
+            del data["said_at"]
         return data
 
     @classmethod

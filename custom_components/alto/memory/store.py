@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +42,8 @@ import numpy as np
 from chromadb.config import Settings
 
 from .checkpoint import Checkpoint
-from .reasons import Refusal
+from .recall import turn_block
 from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
-from .references import Reference, select_scored
 from .scoring import Scorer, default_scorer, scores, top_k
 
 _LOGGER = logging.getLogger(__name__)
@@ -217,19 +216,33 @@ class MemoryStore:
         """How many rows `viewer` sees."""
         return len(self.rows(viewer, current_only=current_only))
 
-    def references(
-        self, query_codes: np.ndarray, viewer: str | None, required: Sequence[int] = ()
-    ) -> tuple[Reference, ...] | Refusal:
-        """The turn's reference selection (`references.select_references`) for `viewer`, scored
-        by `scoring` over the resident matrix."""
+    def turn_block(
+        self,
+        query_codes: np.ndarray,
+        viewer: str | None,
+        query: str,
+        render: Callable[[Row], str],
+        names: Mapping[str, str],
+    ) -> list[Row]:
+        """The turn's memory block for `viewer` (`recall.turn_block`), cosine scores by `scoring`
+        over the resident matrix; `names` maps user ids to people's names."""
         with self._lock:
             snapshot = self.state.snapshot()
             if snapshot is None:
-                return select_scored([], [], required=required)
+                return []
             positions = np.flatnonzero(self.state.visibility(viewer)(snapshot))
             rows = self.state.rows_of(snapshot.ids[positions].tolist())
         row_scores = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
-        return select_scored(rows, row_scores[positions].tolist(), required=required)
+        position = {row_id: n for n, row_id in enumerate(snapshot.ids.tolist())}
+
+        def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+            codes = snapshot.take(np.array([position[row.id] for row in candidates]))
+            among = np.array([position[row.id] for row in pool], dtype=np.int64)
+            found: list[list[int]] = scores(snapshot, codes, self.scorer)[:, among].tolist()
+            return found
+
+        cosine = row_scores[positions].tolist()
+        return turn_block(rows, cosine, query, render, similar=similar, names=names)
 
     def recall(
         self, query_codes: np.ndarray, viewer: str | None, limit: int

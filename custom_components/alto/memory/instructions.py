@@ -1,0 +1,43 @@
+"""What an embedding model expects before a text, by model family.
+
+Retrieval models trained on question-to-passage pairs read a role prefix: multilingual-e5 and
+e5 want ``query: `` before a question and ``passage: `` before what is searched, nomic-embed-text
+``search_query: `` and ``search_document: ``, mxbai-embed-large and the English BGE v1.5 models an
+instruction before the query only. Without it both sides are embedded alike and a question lands
+nearest other questions. Ollama's `/api/embed` passes text through unchanged, so Alto adds the
+prefix; the family is read from the configured model name (what `/api/show` reports as the family
+is the architecture, "bert" for e5 and BGE alike). A model of no listed family gets none.
+
+Changing the embedding model (or this table) leaves earlier rows embedded as they were: a store
+keeps working, with some loss of recall for rows embedded the other way, until they are
+written again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingInstructions:
+    """The prefixes of a query and of a stored document."""
+
+    query: str = ""
+    document: str = ""
+
+
+NONE = EmbeddingInstructions()
+_BGE_QUERY = "Represent this sentence for searching relevant passages: "
+FAMILIES: tuple[tuple[re.Pattern[str], EmbeddingInstructions], ...] = (
+    (re.compile(r"(?:^|[-_.])e5(?:$|[-_.])"), EmbeddingInstructions("query: ", "passage: ")),
+    (re.compile(r"^nomic-embed"), EmbeddingInstructions("search_query: ", "search_document: ")),
+    (re.compile(r"^mxbai-embed"), EmbeddingInstructions(_BGE_QUERY, "")),
+    (re.compile(r"^bge-(?:small|base|large)-en"), EmbeddingInstructions(_BGE_QUERY, "")),
+)
+
+
+def instructions_for(model: str) -> EmbeddingInstructions:
+    """The instructions of `model` ("namespace/name:tag" as configured), NONE if unknown."""
+    name = model.rsplit("/", 1)[-1].split(":", 1)[0].casefold()
+    return next((found for family, found in FAMILIES if family.search(name)), NONE)

@@ -1,0 +1,93 @@
+"""Exact lexical scores (Okapi BM25) of stored texts for a query, in integers.
+
+Embeddings place "When is Sofia's swimming?" and "Who is Sofia's teacher?" close together; the
+words that matter ("teacher") are what a lexical score weighs, by how rare they are among the
+stored texts. The selection must be exact, so a replay, another machine or another Python picks
+the same rows: no floating point. The inverse document frequency is a fixed-point base-2
+logarithm computed with integers (`log2_fixed`), and each term's saturation is one integer
+division, with k1 = 6/5 and b = 3/4, Robertson's usual constants.
+
+Words: a regular expression's word characters, casefolded, a possessive or other clitic dropped
+("Sofia's" is "sofia"), Snowball's English stemmer ("lessons" is "lesson"), and the commonest
+function words left out. Stemming is the well-kept `snowballstemmer`, the one the verifier uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from functools import lru_cache
+
+import snowballstemmer
+
+IDF_BITS = 16  # fixed-point fraction bits of an inverse document frequency
+_K1_NUM, _K1_DEN = 6, 5
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+_CLITIC = re.compile(r"['’](?:s|m|re|ve|d|ll|t)$")
+_STEMMER = snowballstemmer.stemmer("english")
+_STOPWORDS_WORDS = (
+    "a an the and or but of to in on at by for with from as is are was were be been being am "
+    "it its this that these those there here i me my we our us you your he him his she her "
+    "they them their do does did so if then than too very just also oh um uh please"
+)
+STOPWORDS = frozenset(_STOPWORDS_WORDS.split())
+
+type Terms = Mapping[str, int]  # stemmed term -> count in one text
+
+
+@lru_cache(maxsize=65536)
+def terms(text: str) -> Terms:
+    """The stemmed content terms of `text` with their counts."""
+    words = (_CLITIC.sub("", w.casefold()) for w in _WORD.findall(text))
+    return Counter(_STEMMER.stemWord(w) for w in words if w and w not in STOPWORDS)
+
+
+def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
+    """floor(log2(value) * 2**bits) for value >= 1, by integer squaring (exact everywhere)."""
+    if value < 1:
+        raise ValueError("log2_fixed needs a value of at least 1")
+    num, den = value.numerator, value.denominator
+    whole = num.bit_length() - den.bit_length()  # >= 0 since num >= den
+    if num < den << whole:
+        whole -= 1
+    precision = 62
+    mantissa = (num << precision) // (den << whole)  # value / 2**whole in [1, 2), fixed point
+    result = whole
+    for _ in range(bits):
+        mantissa = (mantissa * mantissa) >> precision
+        result <<= 1
+        if mantissa >= 2 << precision:
+            mantissa >>= 1
+            result |= 1
+    return result
+
+
+def bm25(query: str, documents: Sequence[str]) -> list[int]:
+    """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
+
+    The statistics (document count, frequencies, average length) are those of `documents`.
+    """
+    corpus = [terms(d) for d in documents]
+    n = len(corpus)
+    if n == 0:
+        return []
+    wanted = set(terms(query))
+    total = sum(sum(t.values()) for t in corpus) or 1
+    frequency = Counter(term for t in corpus for term in wanted.intersection(t))
+    # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
+    idf = {term: log2_fixed(Fraction(2 * n + 2, 2 * df + 1)) for term, df in frequency.items()}
+    scores = []
+    for t in corpus:
+        length = sum(t.values())
+        score = 0
+        for term, weight in idf.items():
+            tf = t.get(term, 0)
+            if tf:
+                # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
+                top = 4 * (_K1_NUM + _K1_DEN) * tf * total
+                bottom = 20 * total * tf + _K1_NUM * (total + 3 * length * n)
+                score += weight * top // bottom
+        scores.append(score)
+    return scores

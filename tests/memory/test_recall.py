@@ -1,0 +1,244 @@
+"""The turn's memory block: informative rows only, lexical and cosine fused, newer wins."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import pytest
+
+from custom_components.alto.memory.informative import is_informative
+from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
+from custom_components.alto.memory.lexical import bm25, log2_fixed, terms
+from custom_components.alto.memory.recall import (
+    DAY_S,
+    UPDATING,
+    Similarity,
+    lexical_text,
+    memory_line,
+    nearest_older,
+    newer_first,
+    rank,
+    shares_subject,
+    turn_block,
+)
+from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Row
+
+ALICE = "a" * 32
+DAY0 = 1_790_000_000
+
+
+def row(
+    row_id: int, text: str, *, day: int = 0, kind: int | str = KIND_SOURCE, actor: str = ALICE
+) -> Row:
+    """A household row said on `day`."""
+    return Row(
+        id=row_id,
+        document=text,
+        kind=kind,
+        owner="household",
+        scope="household",
+        actor=actor,
+        source_id=f"s{row_id}",
+        source_version=1,
+        offset=0,
+        length=len(text.encode()),
+        said_at=DAY0 + day * DAY_S if day >= 0 else 0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "informative"),
+    [
+        ("Sofia's swimming lessons are on Wednesdays at five.", True),
+        ("When is Sofia's swimming?", False),
+        ("when is sofias swimming", False),  # speech to text may leave no punctuation
+        ("Will is coming on Friday.", True),  # a name, not an auxiliary
+        ("Thanks!", False),
+        ("OK great, good night.", False),
+        ("Hello there.", False),
+        ("Turn off the kitchen lights.", False),
+        ("Please set the thermostat to 20.", False),
+        ("Turn off the lights. My sister Ana is coming at 7.30.", True),  # one sentence tells
+        ("Remember that the spare key is under the blue pot.", True),
+        ("Don't forget the bins go out on Tuesday.", True),
+        ("The bus comes at 7.30 now, is that right?", False),  # one question, not split at 7.30
+        ("", False),
+        ("?!", False),
+    ],
+)
+def test_what_is_informative(text: str, informative: bool) -> None:
+    assert is_informative(text) is informative
+
+
+def test_terms_fold_case_clitics_and_stems() -> None:
+    assert terms("Sofia's swimming LESSONS are on Wednesdays") == {
+        "sofia": 1,
+        "swim": 1,
+        "lesson": 1,
+        "wednesday": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    "value", [Fraction(1), Fraction(3, 2), Fraction(10), Fraction(2**40 + 1, 7)]
+)
+def test_log2_fixed_is_the_floor_of_the_scaled_logarithm(value: Fraction) -> None:
+    exact = math.log2(value) * 2**16
+    assert log2_fixed(value) in (math.floor(exact), math.floor(exact) - 1)
+    assert log2_fixed(value) == log2_fixed(value)  # integers only: the same everywhere
+
+
+def test_log2_fixed_refuses_values_below_one() -> None:
+    with pytest.raises(ValueError):
+        log2_fixed(Fraction(1, 2))
+
+
+def test_bm25_weighs_the_rare_word() -> None:
+    documents = [
+        "Sofia's teacher is Mrs Patel.",
+        "Sofia's swimming is on Wednesdays.",
+        "Sofia's piano is on Fridays.",
+    ]
+    scores = bm25("Who is Sofia's teacher?", documents)
+    assert scores[0] > scores[1] == scores[2] > 0
+    assert bm25("nothing in common", documents) == [0, 0, 0]
+    assert bm25("teacher", []) == []
+
+
+def test_questions_and_commands_never_compete() -> None:
+    rows = [
+        row(1, "When is Sofia's swimming?", day=5),
+        row(2, "Sofia's swimming is on Wednesdays at five.", day=1),
+        row(3, "Turn on the swimming pool lights.", day=6),
+        row(4, "When is Sofia's swimming?", day=7, kind=KIND_EXPLICIT),  # authored: competes
+    ]
+    ranked = rank(rows, [900, 500, 800, 100], "When does Sofia go swimming?")
+    assert sorted(r.id for r in ranked) == [2, 4]
+
+
+def test_fusion_lifts_the_row_with_the_asked_word() -> None:
+    rows = [
+        row(1, "Sofia's swimming lessons are on Wednesdays.", day=1),
+        row(2, "Sofia's class teacher is Mrs Patel.", day=2),
+    ]
+    # Cosine prefers the swimming row; the word "teacher" is in the other one only.
+    assert [r.id for r in rank(rows, [900, 880], "Who is Sofia's teacher?")] == [2, 1]
+
+
+def test_the_lexical_score_reads_who_said_it() -> None:
+    leo = "b" * 32
+    fish = row(1, "My goldfish is called Captain.", day=1, actor=leo)
+    dog = row(2, "The dog is called Rolo.", day=2)
+    assert lexical_text(fish, {leo: "Leo"}) == "My goldfish is called Captain. Leo"
+    assert lexical_text(dog, {leo: "Leo"}) == "The dog is called Rolo."
+    asked = "Tell me about Leo's goldfish."
+    # Cosine prefers the dog; only the name and "goldfish" lift the fish above it.
+    assert [r.id for r in rank([fish, dog], [500, 600], asked, {leo: "Leo"})] == [1, 2]
+    assert [r.id for r in rank([fish, dog], [500, 600], "Tell me about Leo.", {})] == [2, 1]
+
+
+def test_ties_go_to_the_newer_row() -> None:
+    rows = [row(1, "The boiler is in the cellar.", day=1), row(2, "The boiler is red.", day=3)]
+    assert [r.id for r in rank(rows, [700, 700], "boiler")] == [2, 1]
+
+
+def similarity(table: dict[tuple[int, int], int]) -> Similarity:
+    """Scores between rows by id pair (either order), 0 for pairs not listed."""
+
+    def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+        return [
+            [table.get((a.id, b.id), table.get((b.id, a.id), 0)) for b in pool] for a in candidates
+        ]
+
+    return similar
+
+
+NONE_ALIKE = similarity({})
+
+
+def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:
+    frank = row(4, "Frank drives the number 23.", day=0)
+    old = row(1, "Sofia's school bus leaves the Carlton Road stop at 7:45.", day=1)
+    other = row(3, "Frank, the school bus driver, is off sick.", day=4)
+    new = row(2, "The school bus comes at 7:30 now.", day=9)
+    pool = [frank, old, other, new]
+    alike = similarity({(2, 1): 950, (2, 3): 900, (2, 4): 500, (3, 4): 960, (3, 1): 940})
+    assert nearest_older([new, other], pool, alike) == {2: 1, 3: 4}
+    assert shares_subject(new, old)  # "school" and "bus", numbers and "now" aside
+    assert not shares_subject(other, frank)  # nearest, but only "frank" in common
+    assert [r.id for r in newer_first([old, other, new], pool, alike)] == [2, 1, 3]
+    assert [r.id for r in newer_first([new, old, other], pool, alike)] == [2, 1, 3]
+    # When the old row is not the one most like the new, nothing moves.
+    unlike = similarity({(2, 4): 990, (2, 1): 400, (3, 4): 960})
+    assert [r.id for r in newer_first([old, other, new], pool, unlike)] == [1, 3, 2]
+
+
+def test_a_row_below_the_updating_window_stays_where_it_ranks() -> None:
+    old = row(1, "The school bus comes at 7:45.", day=1)
+    fillers = [row(10 + n, f"Filler fact {n} about nothing.", day=2) for n in range(UPDATING)]
+    new = row(2, "The school bus comes at 7:30 now.", day=9)
+    ranked = [old, *fillers, new]
+    moved = newer_first(ranked, ranked, similarity({(2, 1): 990}))
+    assert moved[-1] == new
+
+
+def test_a_second_fact_on_the_same_subject_goes_first_and_both_stay() -> None:
+    """No rule on words tells "piano on Fridays" from a correction of "swimming on Wednesdays"
+    for sure: the newer goes first, both stay, each labelled with when it was said."""
+    swimming = row(1, "Sofia's swimming lessons are on Wednesdays at five.", day=1)
+    piano = row(2, "Sofia's piano lessons are on Fridays at six.", day=3)
+    alike = similarity({(1, 2): 980})
+    assert shares_subject(piano, swimming)  # "sofia" and "lesson"
+    assert [r.id for r in newer_first([swimming, piano], [swimming, piano], alike)] == [2, 1]
+    bins = row(3, "The bins go out on Tuesday.", day=5)
+    assert not shares_subject(bins, swimming)
+
+
+def test_the_block_keeps_to_its_limits_in_rank_order() -> None:
+    tools = ("rake", "spade", "hoe", "saw", "drill", "ladder", "mower", "hose", "shears")
+    rows = [row(n, f"The {tool} hangs in the garden shed.", day=n) for n, tool in enumerate(tools)]
+    cosine = [1000 - n for n in range(len(tools))]
+    block = turn_block(
+        rows, cosine, "garden shed", lambda r: r.document, similar=NONE_ALIKE, max_refs=5
+    )
+    assert len(block) == 5
+    small = turn_block(
+        rows, cosine, "garden shed", lambda r: r.document, similar=NONE_ALIKE, max_bytes=80
+    )
+    assert sum(len(r.document.encode()) for r in small) <= 80 and len(small) == 2
+    assert block[:2] == small
+
+
+def test_memory_line_names_who_and_when_never_an_id() -> None:
+    names = {ALICE: "Alice"}
+    said = row(1, "The bins go out on Thursday.", day=0)
+    assert (
+        memory_line(said, now=said.said_at + 3 * DAY_S + 5, names=names)
+        == "[said; Alice, 3 days ago] The bins go out on Thursday.\n"
+    )
+    assert "today" in memory_line(said, now=said.said_at + 60, names=names)
+    assert "yesterday" in memory_line(said, now=said.said_at + DAY_S, names=names)
+    unknown = row(2, "The key is under the pot.", day=-1, kind=KIND_EXPLICIT, actor="unknown")
+    assert (
+        memory_line(unknown, now=DAY0, names=names)
+        == "[asked to remember; someone, some time ago] The key is under the pot.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "query", "document"),
+    [
+        ("multilingual-e5-small:latest", "query: ", "passage: "),
+        ("jeffh/intfloat-multilingual-e5-large:f16", "query: ", "passage: "),
+        ("nomic-embed-text:latest", "search_query: ", "search_document: "),
+        ("mxbai-embed-large", "Represent this sentence for searching relevant passages: ", ""),
+        ("bge-small-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
+        ("bge-m3:latest", "", ""),  # no instruction in its family
+        ("all-minilm", "", ""),
+        ("vee5tor:latest", "", ""),  # "e5" inside a word is not the family
+    ],
+)
+def test_embedding_instructions_by_family(model: str, query: str, document: str) -> None:
+    assert instructions_for(model) == EmbeddingInstructions(query, document)
