@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from custom_components.alto.channel.speech_gate import SpeechGate, claims_done, scrubbed
+from custom_components.alto.memory.recall import KINDS
 
 
 @pytest.mark.parametrize(
@@ -71,8 +72,11 @@ def test_unbacked_claims_are_withheld_and_backed_ones_spoken() -> None:
 
 def test_labels_ids_and_markers_are_never_spoken() -> None:
     """A memory label, a user id or a marker character is taken out before anyone hears it."""
-    said = "[source; actor 2d6f58a5bcb346a08bcbd0f84f8b07d7] The front door ¤is¦ locked."
+    said = "[said; Maria, 3 days ago] The front door ¤is¦ locked."
     assert scrubbed(said) == "The front door is locked."
+    for kind in KINDS.values():  # every label the memory block writes
+        assert scrubbed(f"[{kind}; someone, today] Fine.") == "Fine."
+    assert scrubbed("[see note; below] Fine.") == "[see note; below] Fine."
     assert scrubbed("User 2d6f58a5bcb346a08bcbd0f84f8b07d7 asked.") == "User  asked."
     gate = SpeechGate(lambda: False)
     assert gate.feed(said + " ") == "The front door is locked. "

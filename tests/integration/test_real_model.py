@@ -19,7 +19,7 @@ from homeassistant.core import Context, Event, HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.alto.channel.speech_gate import claims_done
+from custom_components.alto.channel.speech_gate import MEMORY_KINDS, claims_done
 from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
 
 from ..local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
@@ -55,7 +55,7 @@ HOUSEHOLD = [
     "Turn everything off.",
 ]
 WATCHED_DOMAINS = ("light", "lock", "cover", "switch", "climate")
-INTERNAL = re.compile(r"\b[0-9a-f]{32}\b|\bactor\b|\[(?:source|remembered|assertion)", re.I)
+INTERNAL = re.compile(rf"\b[0-9a-f]{{32}}\b|\[(?:{'|'.join(MEMORY_KINDS)});", re.I)
 EFFECTED = {"executed", "confirmed"}
 
 

@@ -19,9 +19,19 @@ from .markers import neutralized
 
 _SENTENCE_END: Final = re.compile(r"[.!?…]+[\"'”»)\]]*(?:\s+|$)|\n+")
 
-# "[source; actor 2d6f…]" (a memory label) and bare 32-hex ids (HA user and entry ids).
+# A memory label as the turn's memory block writes it ("[said; Maria, 3 days ago]", one of the
+# kinds of `memory.recall.KINDS`) and bare 32-hex ids (HA user and entry ids).
+MEMORY_KINDS: Final = (
+    "said",
+    "asked to remember",
+    "person mentioned",
+    "task mentioned",
+    "statement",
+    "correction",
+    "memory",
+)
 _INTERNAL: Final = (
-    re.compile(r"\[[^\[\]\n]*\bactor\b[^\[\]\n]*\]\s*", re.IGNORECASE),
+    re.compile(rf"\[(?:{'|'.join(MEMORY_KINDS)});[^\[\]\n]*\]\s*", re.IGNORECASE),
     re.compile(r"\b[0-9a-f]{32}\b"),
 )
 
