@@ -55,7 +55,7 @@ from custom_components.alto.const import (
     DOMAIN,
 )
 from custom_components.alto.memory.intake import run_intake
-from custom_components.alto.memory.lexical import bm25
+from custom_components.alto.memory.lexical import bm25, document
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
 from custom_components.alto.memory.recall import competes, rank
 from custom_components.alto.memory.records import Row
@@ -161,7 +161,7 @@ def _methods(organ: MemoryOrgan, names: dict[str, str]) -> dict[str, Ranking]:
 
     def lexical(text: str, vector: Sequence[float]) -> list[str]:
         rows = store.rows(None)
-        found = bm25(text, [row.document for row in rows])
+        found = bm25(text, [document(row.document) for row in rows])
         order = sorted(range(len(rows)), key=lambda i: (-found[i], -rows[i].said_at))
         return [rows[i].source_id for i in order if found[i] > 0]
 

@@ -6,8 +6,9 @@ loop is blocked. The contract is checked two ways, neither a speed target (those
 
 - what costs in proportion to the text or the store never runs on the loop's thread: Unicode
   segmentation (uniseg, about 20 µs a character: segmenting one long utterance on the loop blocked
-  it for about a second), the render verifier and the store's reference selection. Each is wrapped
-  and the thread it ran on recorded; the turn must have called each and none on the loop;
+  it for about a second), the render verifier and the turn's memory block with its lexical
+  score. Each is wrapped and the thread it ran on recorded; the turn must have called each and
+  none on the loop;
 - a watchdog task on the loop ticks every few milliseconds through the whole turn and its
   background work, and the longest gap between two ticks stays under a gross bound: a regression
   that blocks the loop shows as hundreds of milliseconds, while threads that hold the GIL (Python
@@ -157,7 +158,8 @@ HEAVY = (
     ("custom_components.alto.surface.cues", "words"),
     ("custom_components.alto.surface.verify", "words"),
     ("custom_components.alto.surface.surfacer", "verify_render"),
-    ("custom_components.alto.memory.store", "MemoryStore.references"),
+    ("custom_components.alto.memory.store", "MemoryStore.turn_block"),
+    ("custom_components.alto.memory.recall", "bm25"),
 )
 
 

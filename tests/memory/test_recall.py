@@ -10,12 +10,12 @@ import pytest
 
 from custom_components.alto.memory.informative import is_informative
 from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
-from custom_components.alto.memory.lexical import bm25, log2_fixed, terms
+from custom_components.alto.memory.lexical import bm25, document, log2_fixed, terms
 from custom_components.alto.memory.recall import (
     DAY_S,
     UPDATING,
     Similarity,
-    lexical_text,
+    lexical_document,
     memory_line,
     nearest_older,
     newer_first,
@@ -101,9 +101,10 @@ def test_bm25_weighs_the_rare_word() -> None:
         "Sofia's swimming is on Wednesdays.",
         "Sofia's piano is on Fridays.",
     ]
-    scores = bm25("Who is Sofia's teacher?", documents)
+    read = [document(text) for text in documents]
+    scores = bm25("Who is Sofia's teacher?", read)
     assert scores[0] > scores[1] == scores[2] > 0
-    assert bm25("nothing in common", documents) == [0, 0, 0]
+    assert bm25("nothing in common", read) == [0, 0, 0]
     assert bm25("teacher", []) == []
 
 
@@ -131,8 +132,13 @@ def test_the_lexical_score_reads_who_said_it() -> None:
     leo = "b" * 32
     fish = row(1, "My goldfish is called Captain.", day=1, actor=leo)
     dog = row(2, "The dog is called Rolo.", day=2)
-    assert lexical_text(fish, {leo: "Leo"}) == "My goldfish is called Captain. Leo"
-    assert lexical_text(dog, {leo: "Leo"}) == "The dog is called Rolo."
+    assert lexical_document(fish, {leo: "Leo"}).terms == {
+        "goldfish": 1,
+        "call": 1,
+        "captain": 1,
+        "leo": 1,
+    }
+    assert lexical_document(dog, {leo: "Leo"}) == document("The dog is called Rolo.")
     asked = "Tell me about Leo's goldfish."
     # Cosine prefers the dog; only the name and "goldfish" lift the fish above it.
     assert [r.id for r in rank([fish, dog], [500, 600], asked, {leo: "Leo"})] == [1, 2]
@@ -209,6 +215,16 @@ def test_the_block_keeps_to_its_limits_in_rank_order() -> None:
     )
     assert sum(len(r.document.encode()) for r in small) <= 80 and len(small) == 2
     assert block[:2] == small
+
+
+def test_a_text_said_twice_is_shown_once() -> None:
+    rows = [
+        row(1, "The bins go out on Thursday.", day=1),
+        row(2, "the bins go out  on Thursday.", day=5),
+        row(3, "The recycling goes out on Friday.", day=2),
+    ]
+    block = turn_block(rows, [800, 800, 500], "bins", lambda r: r.document, similar=NONE_ALIKE)
+    assert [r.id for r in block] == [2, 3]  # the newer of the two, then the other memory
 
 
 def test_memory_line_names_who_and_when_never_an_id() -> None:

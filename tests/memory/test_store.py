@@ -16,6 +16,7 @@ import pytest
 
 from custom_components.alto.memory.intake import remember
 from custom_components.alto.memory.journal import Journal
+from custom_components.alto.memory.lexical import document
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.recall import turn_block
 from custom_components.alto.memory.records import Mutation, Row
@@ -186,3 +187,16 @@ async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
             assert store.turn_block(query, viewer, text, render_reference, NAMES) == expected
             if viewer != USER_A:
                 assert all(row.scope != USER_A for row in expected)
+
+
+async def test_warm_recall_reads_every_row_as_a_turn_will(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    await intake(many(8), store, journal, model)
+    document.cache_clear()
+    store.warm_recall(NAMES)
+    read = document.cache_info().currsize
+    assert read == len({(row.document, row.actor) for row in store.state.rows()})
+    for row in store.state.rows():
+        document(row.document, NAMES.get(row.actor, ""))
+    assert document.cache_info().hits == read  # a turn finds every row already read

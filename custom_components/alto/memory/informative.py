@@ -52,7 +52,7 @@ _OPENING_COURTESIES = frozenset(
 )
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def is_informative(text: str) -> bool:
     """True when at least one sentence of `text` is neither a question, an acknowledgement nor a
     command (see the module docstring)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -64,30 +65,43 @@ def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
     return result
 
 
-def bm25(query: str, documents: Sequence[str]) -> list[int]:
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A text as the lexical score reads it: its terms and how many there are."""
+
+    terms: Terms
+    length: int
+
+
+@lru_cache(maxsize=65536)
+def document(text: str, also: str = "") -> Document:
+    """`text` (and `also`, e.g. who said it) as one document; cached, since a store's memories
+    are read again every turn."""
+    found = Counter(terms(text))
+    found.update(terms(also))
+    return Document(found, sum(found.values()))
+
+
+def bm25(query: str, documents: Sequence[Document]) -> list[int]:
     """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
 
     The statistics (document count, frequencies, average length) are those of `documents`.
     """
-    corpus = [terms(d) for d in documents]
-    n = len(corpus)
+    n = len(documents)
     if n == 0:
         return []
-    wanted = set(terms(query))
-    total = sum(sum(t.values()) for t in corpus) or 1
-    frequency = Counter(term for t in corpus for term in wanted.intersection(t))
-    # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
-    idf = {term: log2_fixed(Fraction(2 * n + 2, 2 * df + 1)) for term, df in frequency.items()}
-    scores = []
-    for t in corpus:
-        length = sum(t.values())
-        score = 0
-        for term, weight in idf.items():
-            tf = t.get(term, 0)
-            if tf:
-                # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
-                top = 4 * (_K1_NUM + _K1_DEN) * tf * total
-                bottom = 20 * total * tf + _K1_NUM * (total + 3 * length * n)
-                score += weight * top // bottom
-        scores.append(score)
+    total = sum(d.length for d in documents) or 1
+    scores = [0] * n
+    for term in terms(query):
+        holders = [i for i, d in enumerate(documents) if term in d.terms]
+        if not holders:
+            continue
+        # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
+        weight = log2_fixed(Fraction(2 * n + 2, 2 * len(holders) + 1))
+        for i in holders:
+            tf = documents[i].terms[term]
+            # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
+            top = 4 * (_K1_NUM + _K1_DEN) * tf * total
+            bottom = 20 * total * tf + _K1_NUM * (total + 3 * documents[i].length * n)
+            scores[i] += weight * top // bottom
     return scores

@@ -22,7 +22,8 @@ all on integers and ids, so the same store and utterance always give the same bl
    correction has already retired what it replaced; this is the rule for sources, which no
    model has read. Being the nearest, not passing a threshold, keeps the rule free of any one
    embedding model's scale.
-4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered.
+4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
+   said again (case and spacing aside) is shown once, as its best-ranked row.
 
 "Newer" is the later `said_at` (when it was said), then the larger object id (admitted later).
 Each line of the block (`memory_line`) names what kind of memory it is, who said it and how long
@@ -34,8 +35,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
+import numpy as np
+
 from .informative import is_informative
-from .lexical import bm25, terms
+from .lexical import Document, bm25, document, terms
 from .records import (
     KIND_ASSERTION,
     KIND_CORRECTION,
@@ -49,6 +52,7 @@ from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 
 RRF_K = 60
 CONSIDERED = 48
+DEPTH = 2 * (RRF_K + CONSIDERED)  # see `rank`: > RRF_K + 2 CONSIDERED - 1 suffices
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
 SHARED_WORDS = 2
 # Words that say a statement replaces an earlier one ("the bus comes at 7:30 now").
@@ -109,41 +113,49 @@ def competes(row: Row) -> bool:
     return row.kind != KIND_SOURCE or is_informative(row.document)
 
 
-def lexical_text(row: Row, names: Mapping[str, str]) -> str:
+def lexical_document(row: Row, names: Mapping[str, str]) -> Document:
     """What the lexical score reads of a row: its quote and who said it ("My goldfish is called
     Captain", said by Leo, answers "What's Leo's fish called?")."""
-    name = names.get(row.actor)
-    return f"{row.document} {name}" if name else row.document
+    return document(row.document, names.get(row.actor, ""))
+
+
+def warm(rows: Sequence[Row], names: Mapping[str, str]) -> None:
+    """Read every row once as a turn will (the filter, the words), so the first turn after a
+    start does not pay for stemming the whole store."""
+    for row in rows:
+        if competes(row):
+            lexical_document(row, names)
 
 
 def rank(
     rows: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str] = {}
 ) -> list[Row]:
-    """Steps 1 and 2: the competing rows, best first."""
+    """Steps 1 and 2: the first CONSIDERED competing rows, best first.
+
+    Only a row among the first DEPTH of either ranking can be among them: any other has a fused
+    score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
+    CONSIDERED by cosine has at least. So only those rows are fused, as exact fractions.
+    """
     pairs = [(row, score) for row, score in zip(rows, cosine, strict=True) if competes(row)]
     if not pairs:
         return []
-    lexical = bm25(query, [lexical_text(row, names) for row, _ in pairs])
+    lexical = bm25(query, [lexical_document(row, names) for row, _ in pairs])
+    said = np.array([row.said_at for row, _ in pairs], dtype=np.int64)
+    ids = np.array([row.id for row, _ in pairs], dtype=np.int64)
     fused: dict[int, Fraction] = {}
-    for column in ([s for _, s in pairs], lexical):
-        order = sorted(
-            range(len(pairs)),
-            key=lambda i: (-column[i], *(-v for v in newer_key(pairs[i][0]))),
-        )
-        for place, i in enumerate(order, start=1):
-            if column is lexical and lexical[i] == 0:
+    cosine_column = np.array([score for _, score in pairs], dtype=np.int64)
+    for column, scored_only in ((cosine_column, False), (np.array(lexical, dtype=np.int64), True)):
+        order = np.lexsort((-ids, -said, -column))[:DEPTH]  # best first, then the newer
+        for place, i in enumerate(order.tolist(), start=1):
+            if scored_only and column[i] == 0:  # no word in common: no lexical term
                 break
-            row_id = pairs[i][0].id
-            fused[row_id] = fused.get(row_id, Fraction(0)) + Fraction(1, RRF_K + place)
-    ranked = sorted(
-        (row for row, _ in pairs),
-        key=lambda row: (-fused[row.id], *(-v for v in newer_key(row))),
-    )
-    return ranked
+            fused[i] = fused.get(i, Fraction(0)) + Fraction(1, RRF_K + place)
+    best = sorted(fused, key=lambda i: (-fused[i], -said[i], -ids[i]))
+    return [pairs[i][0] for i in best[:CONSIDERED]]
 
 
-# (candidates, pool) -> each candidate's integer cosine scores against each pool row, in order.
-type Similarity = Callable[[Sequence[Row], Sequence[Row]], Sequence[Sequence[int]]]
+# (candidates, pool) -> each candidate's integer cosine scores against each pool row: [c, p].
+type Similarity = Callable[[Sequence[Row], Sequence[Row]], np.ndarray]
 
 
 def nearest_older(
@@ -151,15 +163,16 @@ def nearest_older(
 ) -> dict[int, int]:
     """For each candidate, the id of the older row of `pool` most like it (best score, then the
     newer row), if any."""
+    if not candidates or not pool:
+        return {}
+    said = np.array([row.said_at for row in pool], dtype=np.int64)
+    ids = np.array([row.id for row in pool], dtype=np.int64)
     found: dict[int, int] = {}
-    for row, row_scores in zip(candidates, similar(candidates, pool), strict=True):
-        older = [
-            (score, newer_key(other), other.id)
-            for other, score in zip(pool, row_scores, strict=True)
-            if newer_key(other) < newer_key(row)
-        ]
-        if older:
-            found[row.id] = max(older)[2]
+    for row, row_scores in zip(candidates, np.asarray(similar(candidates, pool)), strict=True):
+        older = np.flatnonzero((said < row.said_at) | ((said == row.said_at) & (ids < row.id)))
+        if len(older):
+            best = older[np.lexsort((ids[older], said[older], row_scores[older]))[-1]]
+            found[row.id] = int(ids[best])
     return found
 
 
@@ -197,12 +210,15 @@ def turn_block(
     """The rows of the turn's memory block in order (all four steps); `render` gives the bytes
     each costs as the block shows it, `similar` the scores among competing rows."""
     chosen: list[Row] = []
+    texts: set[str] = set()
     budget = max_bytes
     pool = [row for row in rows if competes(row)]
     for row in newer_first(rank(rows, cosine, query, names), pool, similar):
         cost = len(render(row).encode("utf-8"))
-        if cost <= budget:
+        text = " ".join(row.document.casefold().split())
+        if cost <= budget and text not in texts:
             chosen.append(row)
+            texts.add(text)
             budget -= cost
             if len(chosen) == max_refs:
                 break

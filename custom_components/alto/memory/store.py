@@ -42,7 +42,7 @@ import numpy as np
 from chromadb.config import Settings
 
 from .checkpoint import Checkpoint
-from .recall import turn_block
+from .recall import turn_block, warm
 from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .scoring import Scorer, default_scorer, scores, top_k
 
@@ -235,14 +235,19 @@ class MemoryStore:
         row_scores = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
         position = {row_id: n for n, row_id in enumerate(snapshot.ids.tolist())}
 
-        def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+        def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
             codes = snapshot.take(np.array([position[row.id] for row in candidates]))
             among = np.array([position[row.id] for row in pool], dtype=np.int64)
-            found: list[list[int]] = scores(snapshot, codes, self.scorer)[:, among].tolist()
-            return found
+            return scores(snapshot, codes, self.scorer)[:, among]
 
         cosine = row_scores[positions].tolist()
         return turn_block(rows, cosine, query, render, similar=similar, names=names)
+
+    def warm_recall(self, names: Mapping[str, str]) -> None:
+        """Read every stored row once as the turn's block will (`recall.warm`)."""
+        with self._lock:
+            rows = self.state.rows()
+        warm(rows, names)
 
     def recall(
         self, query_codes: np.ndarray, viewer: str | None, limit: int
