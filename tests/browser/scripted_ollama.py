@@ -1,22 +1,69 @@
-"""The fake Ollama with one scripted turn, for the browser test.
+"""The fake Ollama with scripted turns, for the browser test.
 
 Run as `python -m tests.browser.scripted_ollama PORT` (`HomeAssistantProcess(ollama_module=...)`).
 When someone asks for the kitchen light, the conversational reply carries an action span, and
 the executor proposes switching on `light.kitchen`, which this home does not expose: the guard
 refuses it, and the panel shows a captured intent with its verdict and reason.
+
+The test qualifies this model, so turns are interpreted (mode 2): the first intake call labels
+each sentence (a question or a sentence opening with "Please" is a request), the second records
+each statement as an assertion and mentions SISTER by name. When a later turn names her, the
+Surfacer renders THOUGHT, which the verifier traces to that statement: the panel shows it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from typing import Any
+
+from custom_components.alto.memory.profile import CLASSIFICATION_INSTRUCTION, STATEMENT_INSTRUCTION
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 
 ASK = "kitchen light"
 PROPOSAL = {"tool": "call_ha_service", "entity": "light.kitchen", "service": "turn_on", "data": {}}
+SISTER = "Carla"
+THOUGHT = "I remember Carla visits every Sunday."
+_NUMBERED = re.compile(r'^\d+: (".*")$', re.MULTILINE)
+
+
+def numbered(body: dict[str, Any], opening: str, closing: str) -> list[str]:
+    """The JSON-string lines between `opening` and `closing` of the request's user message."""
+    text = last_user_text(body)
+    inside = text[text.index(opening) + len(opening) : text.index(closing)]
+    return [json.loads(line) for line in _NUMBERED.findall(inside)]
+
+
+def labels(body: dict[str, Any]) -> ChatReply:
+    """Intake call 1: each span a statement, unless it asks or opens with "Please"."""
+    spans = numbered(body, "<source>", "</source>")
+    asks = [span.rstrip().endswith("?") or span.startswith("Please") for span in spans]
+    answer = [
+        [span, "request" if ask else "statement"] for span, ask in zip(spans, asks, strict=True)
+    ]
+    return ChatReply.text(json.dumps(answer))
+
+
+def classification(body: dict[str, Any]) -> ChatReply:
+    """Intake call 2: each statement a new assertion; SISTER mentioned where she is named."""
+    statements = numbered(body, "<statements>", "</statements>")
+    answer: list[list[Any]] = [[3, statement] for statement in statements]
+    answer += [[1, SISTER] for statement in statements if SISTER in statement][:1]
+    return ChatReply.text(json.dumps(answer))
+
+
+def instruction(body: dict[str, Any]) -> str:
+    """The request's system message."""
+    messages = body.get("messages") or [{}]
+    return str(messages[0].get("content", ""))
+
+
+def is_render(body: dict[str, Any]) -> bool:
+    """A Surfacer render: non-streamed, no `format`."""
+    return body.get("stream") is False and "format" not in body
 
 
 def is_executor_call(body: dict[str, Any]) -> bool:
@@ -35,7 +82,10 @@ async def serve(port: int) -> None:
             "\u00a6Turning on the kitchen light.\u00a6\u00a4turn on the kitchen light\u00a4"
         ),
     )
+    server.when(lambda body: instruction(body) == STATEMENT_INSTRUCTION, labels)
+    server.when(lambda body: instruction(body) == CLASSIFICATION_INSTRUCTION, classification)
     server.when(is_executor_call, ChatReply.text(json.dumps(PROPOSAL)))
+    server.when(is_render, ChatReply.text(THOUGHT))
     await server.start()
     await asyncio.Event().wait()
 

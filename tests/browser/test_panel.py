@@ -17,7 +17,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
+from custom_components.alto.const import DOMAIN
+from custom_components.alto.memory.qualification import record_qualification
+
+from ..fake_ollama import CHAT_MODEL, digest_of
 from ..live.ha_process import HomeAssistantProcess
+from .scripted_ollama import SISTER, THOUGHT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -27,6 +32,8 @@ ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
 SHARED = "The bins go out on Tuesday evening."
 ASK = "Please turn on the kitchen light."  # scripted: an action span the guard refuses
+TOLD = f"My sister {SISTER} visits every Sunday."  # scripted: an assertion mentioning her
+ASKED = f"Is {SISTER} coming round this weekend?"  # names her: the Surfacer's cue
 SCRIPTED_OLLAMA = "tests.browser.scripted_ollama"
 WAIT_MS = 30_000  # one live update or page load on a busy two-core machine
 
@@ -37,10 +44,16 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def home_assistant(socket_enabled: None, tmp_path: Path) -> Iterator[HomeAssistantProcess]:
-    """Home Assistant with its frontend, onboarded, Alto added, and a second person, Bob."""
+    """Home Assistant with its frontend, onboarded, Alto added, and a second person, Bob.
+
+    The model is qualified, so turns are interpreted and the Surfacer has names to cue.
+    """
     process = HomeAssistantProcess(
         tmp_path / "config", components=("frontend",), ollama_module=SCRIPTED_OLLAMA
     )
+    table = process.config_dir / ".storage" / DOMAIN / "qualified_pairs.json"
+    table.parent.mkdir(parents=True, exist_ok=True)
+    record_qualification(table, digest_of(CHAT_MODEL), CHAT_MODEL, [])
     try:
         process.start()
         process.onboard()
@@ -118,6 +131,14 @@ def test_two_people_see_their_own_memories_and_forget_one(
     )
     expect(memory_item(bob, ASK)).to_have_count(0)
 
+    # Ana tells Alto about her sister; when she names her again, a verified thought surfaces.
+    ha.converse(TOLD)
+    expect(memory_item(ana, TOLD).first).to_be_visible(timeout=WAIT_MS)
+    ha.converse(ASKED)
+    thought = ana.locator("alto-panel ul.thoughts li.thought", has_text=THOUGHT)
+    expect(thought.locator(".chip")).to_have_text("Surfaced", timeout=WAIT_MS)
+    expect(bob.locator("alto-panel ul.thoughts li.thought")).to_have_count(0)
+
     # Each sees the household's memory and their own private one, never the other's.
     people = ((ana, "Ana", ANA_SECRET, BOB_SECRET), (bob, "Bob", BOB_SECRET, ANA_SECRET))
     for page, name, mine, theirs in people:
@@ -131,7 +152,7 @@ def test_two_people_see_their_own_memories_and_forget_one(
         expect(memory_item(page, SHARED).locator(".chip.scope")).to_have_text("Household")
     # Only the administrator has the administration section.
     expect(ana.locator("alto-panel section#admin")).to_be_visible()
-    expect(ana.locator("alto-panel section#admin dd.qualified")).to_have_text("No")
+    expect(ana.locator("alto-panel section#admin dd.qualified")).to_have_text("Yes")
     expect(bob.locator("alto-panel section#admin")).to_be_hidden()
     ana.screenshot(path=ARTIFACTS / "02-ana.png", full_page=True)
     bob.screenshot(path=ARTIFACTS / "03-bob.png", full_page=True)
