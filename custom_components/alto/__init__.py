@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import ollama
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, callback
@@ -20,7 +24,7 @@ from .coordinator import (
     ThoughtCoordinator,
 )
 from .exposure import ExposureIndex
-from .memory_organ import MemoryOrgan
+from .memory_organ import MemoryOrgan, storage_dir
 from .model_client import close_client, make_client
 from .panel import async_setup_panel
 from .recent import async_track_recent
@@ -114,6 +118,29 @@ async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> boo
     return True
 
 
+async def async_remove_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
+    """Delete everything the entry kept under the config directory: memories, journal,
+    checkpoint and the background passes' logs. (Rows on a Chroma server stay there.)"""
+    folder = storage_dir(hass, entry.entry_id)
+    await hass.async_add_executor_job(shutil.rmtree, folder, True)
+    LOGGER.info("Removed Alto's stored memories and logs for %s", entry.title)
+
+
+def _make_private(folder: Path) -> None:
+    """The entry's folder (and Alto's folder above it) 0700, every file in it 0600: memories
+    are for Home Assistant's own user only. Files written later sit inside the 0700 folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.chmod(0o700)
+    for root, folders, files in os.walk(folder):
+        Path(root).chmod(0o700)
+        for name in folders:
+            (Path(root) / name).chmod(0o700)
+        for name in files:
+            path = Path(root) / name
+            if not path.is_symlink():
+                path.chmod(0o600)
+
+
 async def _async_open_memory(
     hass: HomeAssistant,
     entry: AltoConfigEntry,
@@ -123,6 +150,7 @@ async def _async_open_memory(
 ) -> MemoryOrgan | None:
     """Open the memory organ; without a store Alto still talks, it just remembers nothing."""
     try:
+        await hass.async_add_executor_job(_make_private, storage_dir(hass, entry.entry_id))
         memory = await MemoryOrgan.async_open(hass, entry.entry_id, client, settings)
     except Exception as err:  # noqa: BLE001 - any store failure: Alto talks without memory
         LOGGER.warning("Memory store unavailable, Alto will not remember: %s", err)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import stat
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -296,3 +298,27 @@ async def test_service_input_is_checked_not_coerced(
     assert type(refused.value).__name__ in {"MultipleInvalid", "Invalid", "ServiceValidationError"}
     found = await alto_service(hass, "recall", {"query": "anything", "owner": "household"})
     assert found["memories"] == []
+
+
+async def test_memories_are_private_files_and_go_with_the_entry(
+    hass: HomeAssistant, setup_alto: MockConfigEntry
+) -> None:
+    """The entry's folder is 0700 with 0600 files; removing the entry deletes all of it."""
+    await remember(hass, "The spare key is under the blue pot.")
+    folder = Path(hass.config.path(".storage", DOMAIN, setup_alto.entry_id))
+    assert (folder / "journal.jsonl").is_file()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)  # a start: files too
+    await hass.async_block_till_done()
+    modes = {
+        path.relative_to(folder).as_posix(): stat.S_IMODE(path.stat().st_mode)
+        for path in [folder, *folder.rglob("*")]
+        if not path.is_symlink()
+    }
+    assert modes["journal.jsonl"] == 0o600
+    assert {mode for name, mode in modes.items() if (folder / name).is_dir()} == {0o700}
+
+    assert await hass.config_entries.async_remove(setup_alto.entry_id)
+    await hass.async_block_till_done()
+    assert not folder.exists()
