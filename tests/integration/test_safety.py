@@ -300,25 +300,35 @@ async def test_service_input_is_checked_not_coerced(
     assert found["memories"] == []
 
 
+def _modes(folder: Path) -> dict[str, int] | None:
+    """Permission bits of the folder ("."), and of each folder and file in it; None if gone."""
+    if not folder.exists():
+        return None
+    found = {
+        path.relative_to(folder).as_posix(): stat.S_IMODE(path.stat().st_mode)
+        for path in [folder, *folder.rglob("*")]
+        if not path.is_symlink()
+    }
+    return found | {"..": stat.S_IMODE(folder.parent.stat().st_mode)}
+
+
 async def test_memories_are_private_files_and_go_with_the_entry(
     hass: HomeAssistant, setup_alto: MockConfigEntry
 ) -> None:
     """The entry's folder is 0700 with 0600 files; removing the entry deletes all of it."""
     await remember(hass, "The spare key is under the blue pot.")
     folder = Path(hass.config.path(".storage", DOMAIN, setup_alto.entry_id))
-    assert (folder / "journal.jsonl").is_file()
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    modes = await hass.async_add_executor_job(_modes, folder)
+    assert modes is not None
+    assert modes["."] == 0o700
+    assert modes[".."] == 0o700  # Alto's folder above the entry's
     assert await hass.config_entries.async_reload(setup_alto.entry_id)  # a start: files too
     await hass.async_block_till_done()
-    modes = {
-        path.relative_to(folder).as_posix(): stat.S_IMODE(path.stat().st_mode)
-        for path in [folder, *folder.rglob("*")]
-        if not path.is_symlink()
-    }
+    modes = await hass.async_add_executor_job(_modes, folder)
+    assert modes is not None
     assert modes["journal.jsonl"] == 0o600
-    assert {mode for name, mode in modes.items() if (folder / name).is_dir()} == {0o700}
+    assert modes["memory.checkpoint"] == 0o600
 
     assert await hass.config_entries.async_remove(setup_alto.entry_id)
     await hass.async_block_till_done()
-    assert not folder.exists()
+    assert await hass.async_add_executor_job(_modes, folder) is None
