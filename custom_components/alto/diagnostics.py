@@ -57,7 +57,7 @@ async def async_get_config_entry_diagnostics(
         "memory": None
         if runtime.memory is None
         else {
-            "rows": len(runtime.memory.store.state),
+            "rows": runtime.memory.store.count_all(current_only=False),
             "effective_mode": runtime.memory.effective_mode.name.lower(),
             "automatic_available": runtime.memory.automatic_available,
             "selection_backend": runtime.memory.selection.name,

@@ -431,7 +431,7 @@ class MemoryOrgan:
 
     def count(self) -> int:
         """Current memories across every scope (a number only, no content)."""
-        return sum(1 for row in self.store.state.rows() if row.status == CURRENT)
+        return self.store.count_all()
 
     @callback
     def async_set_model_digest(self, digest: str | None) -> None:
@@ -829,19 +829,15 @@ class MemoryOrgan:
         changed since (forgotten, superseded) is dropped against the current state.
         """
         codes = embedding_codes((await self.embed_queries([query]))[0])
-        state = self.store.state
-        hits = await self.selection.async_top_k(codes, limit, allowed=state.visibility(viewer))
-        found = [state.get(row_id) for row_id, _score in hits]
-        return [
-            row
-            for row in found
-            if row is not None and row.status == CURRENT and visible_to(row, viewer)
-        ]
+        allowed = self.store.visibility(viewer)
+        hits = await self.selection.async_top_k(codes, limit, allowed=allowed)
+        found = self.store.get([row_id for row_id, _score in hits])
+        return [row for row in found if row.status == CURRENT and visible_to(row, viewer)]
 
     async def async_turn_block(self, text: str, *, viewer: str | None) -> list[str]:
         """The lines of a user's turn's memory block, most relevant first
         (`memory.recall.turn_block`, each line a `memory.recall.memory_line`)."""
-        if len(self.store.state) == 0:
+        if not self.store.has_rows():
             return []
         users = await self._hass.auth.async_get_users()
         names = {user.id: user.name for user in users if user.name}
@@ -904,7 +900,7 @@ class MemoryOrgan:
 
 def _load_selection(backend: SelectionBackend, store: MemoryStore) -> None:
     """Give the backend the state's codes as they are now (the CPU shares them, no copy)."""
-    snapshot = store.state.snapshot()
+    snapshot = store.codes_snapshot()
     if snapshot is not None:  # nothing admitted yet: the first write sets the dimension
         backend.load(snapshot)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.memory.intake import remember
+from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.lexical import document
 from custom_components.alto.memory.pipeline import IntakeInput
@@ -96,6 +96,39 @@ async def test_scoped_recall_between_two_users(
     assert selected and {row.id for row in selected} <= ids_a | ids_h
     best_b = store.recall(query, USER_B, 1)[0][0]
     assert best_b.document == "My diary code is 9876." and best_b.kind in ("source", 3)
+
+
+async def test_counts_are_the_rows_a_walk_finds(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    """The counts the state keeps agree with the rows after writes, corrections and a forget."""
+
+    def check() -> None:
+        every = store.state.rows()
+        assert store.count_all(current_only=False) == len(every)
+        assert store.count_all() == sum(1 for row in every if row.status == "current")
+        for viewer in (None, USER_A, USER_B):
+            for current_only in (True, False):
+                walked = store.rows(viewer, current_only=current_only)
+                assert store.count(viewer, current_only=current_only) == len(walked)
+        assert store.has_rows() == bool(every)
+
+    check()
+    assert store.dim is None and store.codes_snapshot() is None
+    await intake(many(3), store, journal, model)
+    private = IntakeInput("My code is 1234.", "c/a", owner=USER_A, scope=USER_A, actor=USER_A)
+    await intake([private], store, journal, model)
+    check()
+    await intake([IntakeInput("Actually the bins go out on Monday.", "c/1")], store, journal, model)
+    check()
+    assert any(row.status == "superseded" for row in store.state.rows())
+    await forget([store.rows(USER_A)[0].id], viewer=USER_A, store=store, journal=journal)
+    check()
+    snapshot = store.codes_snapshot()
+    assert snapshot is not None and store.dim == snapshot.dim
+    mask = store.visibility(USER_B)(snapshot)
+    visible = set(snapshot.ids[mask].tolist())
+    assert visible == {row.id for row in store.rows(USER_B)}
 
 
 async def test_recall_orders_by_score_then_object_id(

@@ -208,11 +208,13 @@ class MemoryState:
         self._ordered: list[Row] | None = None
         self._groups: dict[tuple[str, int], list[Row]] | None = None
         self._explicit: dict[tuple[str, str, str], Row] | None = None
+        # Rows by (scope, status), counted once after a change: counts are read often.
+        self._tally: dict[tuple[str, str], int] | None = None
         self.applied = 0
 
     def _reset(self, applied: int) -> None:
         self._rows, self._matrix, self._position = {}, None, {}
-        self._ordered = self._groups = self._explicit = None
+        self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = applied
 
     def load(self, rows: Iterable[Row], applied: int) -> None:
@@ -271,7 +273,7 @@ class MemoryState:
         fresh = [i for i in fresh if upsert[i].id in self._rows]
         if fresh:
             self._add([self._rows[upsert[i].id] for i in fresh], codes[fresh])
-        self._ordered = self._groups = self._explicit = None
+        self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = max(self.applied, mutation.sequence)
 
     def _changed(
@@ -330,6 +332,20 @@ class MemoryState:
             for row in self.rows()
             if visible_to(row, viewer) and (row.status == CURRENT or not current_only)
         ]
+
+    def count(self, scopes: Iterable[str] | None = None, *, current_only: bool = True) -> int:
+        """How many rows are in `scopes` (None: every scope), current ones only by default."""
+        if self._tally is None:
+            self._tally = {}
+            for row in self._rows.values():
+                key = (row.scope, row.status)
+                self._tally[key] = self._tally.get(key, 0) + 1
+        wanted = None if scopes is None else set(scopes)
+        return sum(
+            number
+            for (scope, status), number in self._tally.items()
+            if (wanted is None or scope in wanted) and (status == CURRENT or not current_only)
+        )
 
     def _sources(self) -> dict[tuple[str, int], list[Row]]:
         if self._groups is None:

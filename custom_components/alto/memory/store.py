@@ -25,8 +25,9 @@ existing ids, which would break idempotent re-application); ``update`` merges me
 
 `apply` is idempotent. If it raises (a crash between journal and store), reopen the store and
 run `replay.reconcile` to bring it to the journal. One writer at a time; the read methods may run
-in other threads meanwhile (a lock guards the mirror). Intake reads `state` directly: it is the
-writer, so nothing changes under it.
+in other threads meanwhile (a lock guards the mirror). Intake and replay read `state` directly:
+they are the writer, so nothing changes under it; every reader outside `memory/` goes through the
+locked methods here (`get`, `rows`, `count`, `visibility`, `codes_snapshot`, ...).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ import numpy as np
 from chromadb.config import Settings
 
 from .checkpoint import Checkpoint
+from .matrix import Snapshot
 from .recall import turn_block, warm
-from .records import SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
+from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .scoring import Scorer, default_scorer, scores, top_k
 
 _LOGGER = logging.getLogger(__name__)
@@ -213,8 +215,40 @@ class MemoryStore:
             return self.state.visible(viewer, current_only=current_only)
 
     def count(self, viewer: str | None = None, *, current_only: bool = True) -> int:
-        """How many rows `viewer` sees."""
-        return len(self.rows(viewer, current_only=current_only))
+        """How many rows `viewer` sees (a tally kept by the state, not a walk of the rows)."""
+        scopes = [HOUSEHOLD] if viewer is None else [HOUSEHOLD, viewer]
+        with self._lock:
+            return self.state.count(scopes, current_only=current_only)
+
+    def count_all(self, *, current_only: bool = True) -> int:
+        """How many rows are stored across every scope (current ones only by default)."""
+        with self._lock:
+            return self.state.count(current_only=current_only)
+
+    def has_rows(self) -> bool:
+        """Whether any row is stored, current or superseded."""
+        with self._lock:
+            return len(self.state) > 0
+
+    @property
+    def dim(self) -> int | None:
+        """Embedding dimension of the stored rows, None while there are none."""
+        with self._lock:
+            return self.state.dim
+
+    def codes_snapshot(self) -> Snapshot | None:
+        """The resident codes as they are now (None before any row arrived): what a selection
+        backend loads. Not `snapshot`, which reads Chroma."""
+        with self._lock:
+            return self.state.snapshot()
+
+    def visibility(
+        self, viewer: str | None, *, current_only: bool = True
+    ) -> Callable[[Snapshot], np.ndarray]:
+        """The rows of a codes snapshot `viewer` may see, as a mask function of the snapshot
+        (`MemoryState.visibility`)."""
+        with self._lock:
+            return self.state.visibility(viewer, current_only=current_only)
 
     def turn_block(
         self,

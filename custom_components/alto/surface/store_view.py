@@ -147,7 +147,7 @@ class StoreMemoryView:
     def _recall(
         self, utterance: str, vector: np.ndarray, viewer: str | None, limit: int
     ) -> list[tuple[str, Phrase]]:
-        dim = self._store.state.dim
+        dim = self._store.dim
         if dim is None:
             return []
         if vector.shape != (dim,):
