@@ -12,6 +12,9 @@ answer, and Home Assistant's built-in `ollama` agent on the same model. Printed 
   in that turn, in the model's speech before Alto's gate, and in what was spoken after it;
 - recall: of the three questions about earlier facts, the answers naming the fact;
 - the median and 90th percentile whole-turn time.
+
+`test_prompt_time_with_stepped_trims` measures what trimming the history in steps saves: the
+prompt tokens the model recomputes and its prompt time per turn, once the history is full.
 """
 
 from __future__ import annotations
@@ -20,12 +23,10 @@ import json
 import re
 import statistics
 import time
-from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-import pytest
 from homeassistant.components import conversation
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import Platform
@@ -34,23 +35,15 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.alto.channel.speech_gate import claims_done
-from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL, DOMAIN
+from custom_components.alto.const import CONF_MODEL, CONF_URL
+from scripts.benches.harness import add_alto, quiet_home
 from tests.integration.test_real_model import HOUSEHOLD
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 
 RECALL = {"When does Ana visit?": "sunday", "Where is the spare key?": "pot"}
 RECALL |= {"What do you know about Ana?": "sunday"}
 EFFECTED = {"executed", "confirmed"}
-
-
-@pytest.fixture
-async def server(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
-    """The real small model, loaded."""
-    local = LocalOllama()
-    await local.start()
-    await local.preload()
-    yield local
-    await local.stop()
+DEVICE_WORDS = ("turn", "switch", "open", "close", "lock", "dim", "set ", "door", "light")
 
 
 def _sentences(text: str) -> list[str]:
@@ -109,16 +102,14 @@ async def _run(
 
 async def test_real_model_three_ways(
     hass: HomeAssistant,
-    server: LocalOllama,
+    local_ollama: LocalOllama,
     hass_admin_user: Any,
     enable_custom_integrations: None,
     tmp_path: Path,
 ) -> None:
     """Print the table; nothing is asserted (a bench, not a test)."""
-    hass.config.config_dir = str(tmp_path)
-    hass.loop.set_debug(False)
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
+    server = local_ollama
+    await quiet_home(hass, tmp_path)
     platforms = [Platform.LIGHT, Platform.LOCK, Platform.COVER, Platform.CLIMATE, Platform.SWITCH]
     with patch(
         "homeassistant.components.demo.COMPONENTS_WITH_CONFIG_ENTRY_DEMO_PLATFORM", platforms
@@ -128,15 +119,8 @@ async def test_real_model_three_ways(
     user = Context(user_id=hass_admin_user.id)
     rows = {}
     for channel in ("markers", "json"):
-        entry = MockConfigEntry(
-            domain=DOMAIN,
-            title="Alto",
-            data={CONF_URL: server.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
-            options={"request_timeout": 600, "num_ctx": 2048, "reply_channel": channel},
-        )
-        entry.add_to_hass(hass)
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
+        options = {"request_timeout": 600, "num_ctx": 2048, "reply_channel": channel}
+        entry = await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, options)
         async_expose_entity(hass, "conversation", "lock.front_door", True)
         rows[f"Alto, {channel}"] = await _run(hass, server, "conversation.alto", channel, user)
         assert await hass.config_entries.async_remove(entry.entry_id)
@@ -173,4 +157,77 @@ async def test_real_model_three_ways(
         print(
             f"{name:<22} {separated:>9} {row['before']:>13} {row['after']:>12} "
             f"{row['recall']}/{len(RECALL):<4} {row['p50']:>6.2f} {row['p90']:>6.2f}"
+        )
+
+
+CHAT = [text for text in HOUSEHOLD if not any(w in text.casefold() for w in DEVICE_WORDS)]
+STEPS_TURNS = 40
+
+
+async def _prompt_times(
+    hass: HomeAssistant, server: LocalOllama, user: Context
+) -> list[tuple[int, int]]:
+    """(prompt tokens evaluated, prompt eval ns) of each of STEPS_TURNS turns' chat call."""
+    conversation_id = None
+    measured = []
+    for turn in range(STEPS_TURNS):
+        text = f"{CHAT[turn % len(CHAT)]} (turn {turn + 1})"
+        seen = len(server.results)
+        result = await conversation.async_converse(
+            hass, text, conversation_id, user, language="en", agent_id="conversation.alto"
+        )
+        await hass.async_block_till_done()
+        conversation_id = result.conversation_id
+        first = server.results[seen]  # the turn's own chat call: nothing else calls the model
+        measured.append((first.prompt_eval_count, first.prompt_eval_duration))
+    return measured
+
+
+async def test_prompt_time_with_stepped_trims(
+    hass: HomeAssistant,
+    local_ollama: LocalOllama,
+    hass_admin_user: Any,
+    enable_custom_integrations: None,
+    tmp_path: Path,
+) -> None:
+    """40 turns with the history trimmed in steps (as Alto does) against trimmed every turn.
+
+    One conversation each, history kept at the default 20 turns; memory, the Surfacer and the
+    background passes off, so the turn's chat call is the only model call. Printed: the prompt
+    tokens the model evaluated (not reused from its cache) and the prompt time, over the turns
+    once the history is full (21-40), median and total.
+    """
+    server = local_ollama
+    await quiet_home(hass, tmp_path)
+    user = Context(user_id=hass_admin_user.id)
+    options = {
+        "request_timeout": 600,
+        "num_ctx": 4096,
+        "memory_mode": 0,
+        "surfacer_enabled": False,
+        "reflect": {"n1_enabled": False, "reflection_enabled": False, "synthesis_enabled": False},
+    }
+    rows = {}
+    for label, step in (("trimmed in steps", None), ("trimmed every turn", 0)):
+        entry = await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, options)
+        if step is None:
+            rows[label] = await _prompt_times(hass, server, user)
+        else:
+            with patch("custom_components.alto.history.trim_step", return_value=step):
+                rows[label] = await _prompt_times(hass, server, user)
+        assert await hass.config_entries.async_remove(entry.entry_id)
+        await hass.async_block_till_done()
+
+    print(f"\n{STEPS_TURNS} turns, history 20 turns, {CHAT_MODEL}; turns 21-{STEPS_TURNS}:")
+    print(
+        f"{'history':<20} {'tokens p50':>10} {'tokens sum':>10} "
+        f"{'prompt s p50':>12} {'prompt s sum':>12}"
+    )
+    for label, measured in rows.items():
+        full = measured[20:]
+        tokens = [t for t, _ in full]
+        seconds = [ns / 1e9 for _, ns in full]
+        print(
+            f"{label:<20} {statistics.median(tokens):>10.0f} {sum(tokens):>10} "
+            f"{statistics.median(seconds):>12.2f} {sum(seconds):>12.1f}"
         )

@@ -32,9 +32,8 @@ command or acknowledgement among the first three.
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -43,16 +42,10 @@ import numpy as np
 import ollama
 import pytest
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import (
-    CONF_EMBEDDING_MODEL,
     CONF_MEMORY_MODE,
-    CONF_MODEL,
-    CONF_URL,
-    DOMAIN,
 )
 from custom_components.alto.memory.intake import run_intake
 from custom_components.alto.memory.lexical import bm25, document
@@ -61,6 +54,7 @@ from custom_components.alto.memory.recall import competes, rank
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory_organ import MemoryOrgan
+from scripts.benches.harness import add_alto, quiet_home
 from tests.integration.helpers import memory
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 
@@ -71,30 +65,10 @@ GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact 
 type Ranking = Callable[[str, Sequence[float]], list[str]]  # utterance ids, best first
 
 
-@pytest.fixture
-async def local_ollama(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
-    """The real embedding model on 127.0.0.1."""
-    server = LocalOllama()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def _organ(hass: HomeAssistant, server: LocalOllama, tmp_path: Path) -> MemoryOrgan:
-    hass.loop.set_debug(False)
-    logging.getLogger().setLevel(logging.WARNING)
-    hass.config.config_dir = str(tmp_path)
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Alto",
-        data={CONF_URL: server.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
-        options={CONF_MEMORY_MODE: 1, "reflect": {"n1_enabled": False}},
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    await quiet_home(hass, tmp_path)
+    options = {CONF_MEMORY_MODE: 1, "reflect": {"n1_enabled": False}}
+    await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, options)
     return memory(hass)
 
 

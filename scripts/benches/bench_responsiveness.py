@@ -17,28 +17,21 @@ which the harness switches on, is off, as in a real install.
 
 from __future__ import annotations
 
-import logging
 import os
 import random
 import statistics
 import sys
-from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import (
-    CONF_EMBEDDING_MODEL,
     CONF_MAX_HISTORY,
     CONF_MEMORY_MODE,
-    CONF_MODEL,
-    CONF_URL,
-    DOMAIN,
 )
+from scripts.benches.harness import add_alto, quiet_home
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 from tests.integration.helpers import converse, converse_and_wait_for_background, spoken
 from tests.integration.test_responsiveness import (
@@ -62,15 +55,6 @@ CONFIGURATIONS = {
 }
 
 
-@pytest.fixture
-async def fake(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
-    """The fake model server Alto talks to."""
-    server = FakeOllama()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 @pytest.mark.parametrize("label", list(CONFIGURATIONS))
 async def test_longest_stall(
     hass: HomeAssistant,
@@ -80,22 +64,10 @@ async def test_longest_stall(
     label: str,
 ) -> None:
     """Print each measured turn's longest stall, their median and maximum, against the goal."""
-    hass.loop.set_debug(False)
-    logging.getLogger().setLevel(logging.WARNING)
-    hass.config.config_dir = str(tmp_path)
     measured = 3 if os.environ.get("ALTO_BENCH_QUICK") else 8
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
+    await quiet_home(hass, tmp_path)
     options: dict[str, Any] = {CONF_MAX_HISTORY: TURNS + measured + 10, **CONFIGURATIONS[label]}
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Alto",
-        data={CONF_URL: fake.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
-        options=options,
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    await add_alto(hass, fake.url, CHAT_MODEL, EMBED_MODEL, options)
 
     rng = random.Random(11)
     conversation_id = None

@@ -1,0 +1,44 @@
+"""What the Home Assistant benches share: a quiet Home Assistant of their own, and Alto in it."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.alto.const import (
+    CONF_EMBEDDING_MODEL,
+    CONF_MODEL,
+    CONF_URL,
+    DOMAIN,
+)
+
+
+async def quiet_home(hass: HomeAssistant, config_dir: Path) -> None:
+    """Home Assistant as a real install runs it: no loop debug mode (the harness switches it on),
+    no INFO line per HTTP request, a config dir of the bench's own, `conversation` set up."""
+    hass.loop.set_debug(False)
+    logging.getLogger().setLevel(logging.WARNING)
+    hass.config.config_dir = str(config_dir)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+
+
+async def add_alto(
+    hass: HomeAssistant, url: str, chat: str, embedding: str, options: dict[str, Any]
+) -> MockConfigEntry:
+    """An Alto entry on the model server at `url`, set up."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Alto",
+        data={CONF_URL: url, CONF_MODEL: chat, CONF_EMBEDDING_MODEL: embedding},
+        options=options,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    return entry
