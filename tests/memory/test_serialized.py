@@ -1,0 +1,61 @@
+"""What the memory writes is pinned byte for byte: the journal, the checkpoint and Chroma's copy.
+
+Row kinds and statuses are `IntEnum`s in the code; on disk they stay the bare integers they
+were (json writes an `IntEnum` member as its integer, Chroma's metadata keeps the integer), so
+journals written before and after read alike and replay re-derives them. The hashes below are
+of the files this history wrote before the enums existed; a deliberate change of the format,
+the processor (its digest is journaled) or the test's fake model or embedding changes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from pathlib import Path
+
+from custom_components.alto.memory.checkpoint import Checkpoint
+from custom_components.alto.memory.journal import Journal
+from custom_components.alto.memory.records import canonical_json
+from custom_components.alto.memory.replay import replay
+from custom_components.alto.memory.store import COLLECTION, MemoryStore
+
+from .test_replay import build_history
+
+JOURNAL_SHA256 = "44125eeda272b0d094a967cde50501dac7398403e5b87417d6e1f2a622a52141"
+CHECKPOINT_SHA256 = "8961a0211a005a4cb4f64d674de20849a868cff400ec4237a7df408565e671f6"
+CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+async def test_history_is_written_byte_for_byte_as_before(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.jsonl")
+    checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
+    store = MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint)
+    try:
+        await build_history(store, journal)
+        stored = store.snapshot()
+    finally:
+        store.close()  # writes the checkpoint
+    kinds = {type(metadata["kind"]) for _id, _doc, metadata, _v in stored[COLLECTION]}
+    assert kinds == {str, int}  # Chroma gives back bare integers, not enum members
+    chroma = canonical_json(
+        {
+            name: [
+                [row_id, document, metadata, base64.b64encode(vector).decode()]
+                for row_id, document, metadata, vector in records
+            ]
+            for name, records in stored.items()
+        }
+    )
+    assert _sha256(journal.path.read_bytes()) == JOURNAL_SHA256
+    assert _sha256(checkpoint.path.read_bytes()) == CHECKPOINT_SHA256
+    assert _sha256(chroma.encode()) == CHROMA_SHA256
+    assert replay(journal.path) == {
+        "entries": 5,
+        "ok": True,
+        "first_mismatch": None,
+        "reason": None,
+    }
