@@ -64,7 +64,7 @@ from .memory.qualification import (
     record_qualification,
 )
 from .memory.qualification import effective_mode as mode_for_pair
-from .memory.reasons import STATUS_REFUSED, TRANSIENT, Reason, Refusal
+from .memory.reasons import TRANSIENT, Reason, Refusal, Status
 from .memory.records import CURRENT, HOUSEHOLD, Row, visible_to
 from .memory.references import KIND_NAMES
 from .memory.spans import admit_source
@@ -140,14 +140,14 @@ def _report(result: intake.IntakeResult, position: int = 0, *, op: str) -> Intak
         admitted=result.admitted,
         ids=list(result.ids[position]) if result.admitted and result.ids else [],
         mode=result.mode.name.lower() if result.mode is not None else None,
-        status=result.status,
+        status=int(result.status),  # events and services carry the bare number
         reason=_reason(result.refusal),
         op=op,
     )
 
 
 def _failed(reason: str, op: str) -> IntakeReport:
-    return IntakeReport(False, [], None, STATUS_REFUSED, reason, op)
+    return IntakeReport(False, [], None, int(Status.REFUSED), reason, op)
 
 
 class _Coalescer[T, R]:

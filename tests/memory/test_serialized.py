@@ -15,7 +15,7 @@ from pathlib import Path
 
 from custom_components.alto.memory.checkpoint import Checkpoint
 from custom_components.alto.memory.journal import Journal
-from custom_components.alto.memory.records import canonical_json
+from custom_components.alto.memory.records import Kind, canonical_json
 from custom_components.alto.memory.replay import replay
 from custom_components.alto.memory.store import COLLECTION, MemoryStore
 
@@ -37,6 +37,9 @@ async def test_history_is_written_byte_for_byte_as_before(tmp_path: Path) -> Non
     try:
         await build_history(store, journal)
         stored = store.snapshot()
+        # What was written came from enum members (the parser's kinds, intake's statuses).
+        assert any(isinstance(row.kind, Kind) for row in store.rows(None))
+        assert b'"status":12' in journal.path.read_bytes()
     finally:
         store.close()  # writes the checkpoint
     kinds = {type(metadata["kind"]) for _id, _doc, metadata, _v in stored[COLLECTION]}

@@ -24,7 +24,7 @@ from .pipeline import IntakeInput, plan_statements
 from .profile import CLASSIFICATION_INSTRUCTION, processor_digest
 from .prompts import Message, classification_messages
 from .reasons import Refusal
-from .records import UNKNOWN_ACTOR, TableEntry
+from .records import UNKNOWN_ACTOR, Kind, TableEntry
 from .schemas import Schema, classification_schema
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]
@@ -164,7 +164,9 @@ async def _run_case(call_model: CallModel, index: int, case: Case) -> CaseResult
     statements = parse_statements(first, plan.texts)
     if isinstance(statements, Refusal):
         return CaseResult(index, case, first, None, False, f"call1:{statements.reason.value}")
-    labels = tuple("statement" if kind == 3 else "request" for kind in statements.kinds)
+    labels = tuple(
+        "statement" if kind == Kind.ASSERTION else "request" for kind in statements.kinds
+    )
     if labels != case.labels:
         return CaseResult(index, case, first, None, False, f"labels {labels}")
     if not statements.accepted:

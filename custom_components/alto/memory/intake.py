@@ -75,7 +75,7 @@ from .pipeline import (
 from .profile import processor_digest, profile_digest
 from .prompts import Message
 from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
-from .reasons import STATUS_OK, TRANSIENT, Reason, Refusal
+from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, Mutation, Row
 from .schemas import Schema
 from .store import MemoryStore
@@ -100,7 +100,7 @@ class IntakeResult:
 
     admitted: bool
     mode: Mode | None
-    status: int
+    status: Status
     refusal: Refusal | None = None
     sequence: int = 0
     ids: tuple[tuple[int, ...], ...] = ()
@@ -438,11 +438,11 @@ async def accept(
         return body, Mutation(sequence), None
 
     if mode == Mode.EXPLICIT:  # nothing is retained, so there is nothing to admit
-        return IntakeResult(True, Mode.EXPLICIT, STATUS_OK)
+        return IntakeResult(True, Mode.EXPLICIT, Status.OK)
     published = await _publish(journal, store, run_blocking, build)
     if isinstance(published, Refusal):
         return _refused(published, Mode(mode))
-    return IntakeResult(True, Mode(mode), STATUS_OK, None, published[0].sequence)
+    return IntakeResult(True, Mode(mode), Status.OK, None, published[0].sequence)
 
 
 async def refuse(
@@ -541,7 +541,7 @@ async def remember(
         (found,) if (found := stored[i]) is not None else (row_of[answer[i]],)
         for i in range(len(batch))
     )
-    return IntakeResult(True, Mode.EXPLICIT, STATUS_OK, None, sequence, ids)
+    return IntakeResult(True, Mode.EXPLICIT, Status.OK, None, sequence, ids)
 
 
 async def forget(
@@ -574,4 +574,4 @@ async def forget(
 
     published = await _publish(journal, store, run_blocking, build)
     assert not isinstance(published, Refusal)  # build never refuses
-    return IntakeResult(True, None, STATUS_OK, None, published[0].sequence, (chosen,))
+    return IntakeResult(True, None, Status.OK, None, published[0].sequence, (chosen,))

@@ -31,12 +31,14 @@ from dataclasses import dataclass
 
 from .prompts import MAX_ITEMS, MAX_RESPONSE_BYTES
 from .reasons import Reason, Refusal
+from .records import INFERRED_ASSERTIONS, MENTIONS, Kind
 
 MAX_GAP = 8
 # Our shapes nest two arrays deep; deeper input is a bad item, and bounding depth keeps the
 # recursive reader far from Python's recursion limit on hostile output like 4,096 brackets.
 MAX_DEPTH = 2
-LABELS = {"statement": 3, "request": 0}
+REQUEST = 0  # call 1's "request" label; a "statement" is kind 3, an assertion
+LABELS: dict[str, int] = {"statement": Kind.ASSERTION, "request": REQUEST}
 _WS = " \t\r\n"
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -260,7 +262,7 @@ class Statements:
     @property
     def accepted(self) -> tuple[int, ...]:
         """Positions of the statement spans."""
-        return tuple(i for i, kind in enumerate(self.kinds) if kind == 3)
+        return tuple(i for i, kind in enumerate(self.kinds) if kind == Kind.ASSERTION)
 
 
 def parse_statements(response: object, spans: Sequence[str]) -> Statements | Refusal:
@@ -288,7 +290,7 @@ def parse_statements(response: object, spans: Sequence[str]) -> Statements | Ref
 class Mention:
     """An optional quote: kind 1 or 2, its text and its UTF-8 offset in the original source."""
 
-    kind: int
+    kind: Kind
     quote: str
     offset: int
     length: int
@@ -298,7 +300,7 @@ class Mention:
 class Classification:
     """Call-2 result: per accepted statement (kind 3 or 4, 1-based target or 0), then mentions."""
 
-    required: tuple[tuple[int, int], ...]
+    required: tuple[tuple[Kind, int], ...]
     mentions: tuple[Mention, ...]
 
 
@@ -310,24 +312,25 @@ def _unique_offset(source: bytes, quote: bytes) -> int | None:
     return first
 
 
-def _required(item: object, statement: str, table_size: int, position: int) -> tuple[int, int]:
+def _required(item: object, statement: str, table_size: int, position: int) -> tuple[Kind, int]:
     if not (isinstance(item, list) and item and _is_int(item[0])):
         raise _Bad(Reason.BAD_ITEM, f"item {position}")
     kind = item[0]
-    if kind in (1, 2):
+    if kind in MENTIONS:
         raise _Bad(Reason.ITEM_COUNT, f"mention at {position} before every statement")
-    if kind not in (3, 4) or len(item) != (2 if kind == 3 else 3):
-        raise _Bad(Reason.BAD_KIND if kind not in (3, 4) else Reason.BAD_ITEM, f"item {position}")
+    if kind not in INFERRED_ASSERTIONS or len(item) != (2 if kind == Kind.ASSERTION else 3):
+        bad = Reason.BAD_KIND if kind not in INFERRED_ASSERTIONS else Reason.BAD_ITEM
+        raise _Bad(bad, f"item {position}")
     if not isinstance(item[1], _Str):
         raise _Bad(Reason.BAD_ITEM, f"item {position}")
     if item[1] != statement:
         raise _Bad(Reason.QUOTE_MISMATCH, f"item {position}")
-    if kind == 3:
-        return (3, 0)
+    if kind == Kind.ASSERTION:
+        return (Kind.ASSERTION, 0)
     target = item[2]
     if not _is_int(target) or not 1 <= target <= table_size:
         raise _Bad(Reason.INVALID_TARGET, f"item {position}")
-    return (4, target)
+    return (Kind.CORRECTION, target)
 
 
 def parse_classification(
@@ -353,9 +356,9 @@ def parse_classification(
             if not (isinstance(item, list) and len(item) == 2 and _is_int(item[0])):
                 raise _Bad(Reason.BAD_ITEM, f"item {position}")
             kind, quote = item
-            if kind in (3, 4):
+            if kind in INFERRED_ASSERTIONS:
                 raise _Bad(Reason.ORDER, f"required kind at {position}")
-            if kind not in (1, 2):
+            if kind not in MENTIONS:
                 raise _Bad(Reason.BAD_KIND, f"item {position}")
             if not isinstance(quote, _Str):
                 raise _Bad(Reason.BAD_ITEM, f"item {position}")
@@ -369,7 +372,7 @@ def parse_classification(
             end = offset + len(encoded)
             if not any(start <= offset and end <= stop for start, stop in statements):
                 raise _Bad(Reason.QUOTE_OUTSIDE_STATEMENT, f"item {position}")
-            mentions.append(Mention(kind, str(quote), offset, len(encoded)))
+            mentions.append(Mention(Kind(kind), str(quote), offset, len(encoded)))
         return Classification(required, tuple(mentions))
     except _Bad as bad:
         return Refusal(bad.reason, detail=bad.detail)

@@ -37,10 +37,10 @@ from .prompts import (
 from .reasons import Reason, Refusal
 from .records import (
     HOUSEHOLD,
-    KIND_CORRECTION,
     KIND_EXPLICIT,
     KIND_SOURCE,
     UNKNOWN_ACTOR,
+    Kind,
     MemoryState,
     Mutation,
     Row,
@@ -357,7 +357,7 @@ def inferred_rows(
             offset=offset,
             length=length,
             sequence=provenance.sequence,
-            target=plan.table[target - 1].row_id if kind == KIND_CORRECTION else 0,
+            target=plan.table[target - 1].row_id if kind == Kind.CORRECTION else 0,
             model_digest=provenance.model_digest,
             processor_digest=provenance.processor_digest,
             said_at=item.said_at,
@@ -379,7 +379,7 @@ def assemble(
     """
     supersede: list[int] = []
     for index, (item, item_rows) in enumerate(zip(batch, rows, strict=True)):
-        targets = [row.target for row in item_rows if row.kind == KIND_CORRECTION]
+        targets = [row.target for row in item_rows if row.kind == Kind.CORRECTION]
         for target in targets:
             if target in supersede:
                 return Refusal(Reason.DUPLICATE_TARGET, index, f"target {target}")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .profile import processor_digest
-from .reasons import STATUS_OK, STATUS_UNQUALIFIED
+from .reasons import Status
 
 SHIPPED_TABLE = Path(__file__).with_name("qualified_pairs.json")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -125,7 +125,7 @@ def record_qualification(
 
 def effective_mode(
     requested: int, model_digest: str | None, table: QualificationTable, *, direct: bool = False
-) -> tuple[Mode | None, int]:
+) -> tuple[Mode | None, Status]:
     """(effective mode, status) for a request; mode None means refused with status 12.
 
     Modes 0 and 1 need no model. Mode 2 with a qualified pair stays mode 2 (status 0); with an
@@ -134,5 +134,5 @@ def effective_mode(
     """
     mode = Mode(requested)
     if mode is not Mode.AUTOMATIC or table.qualified(model_digest):
-        return mode, STATUS_OK
-    return (None if direct else Mode.SOURCE), STATUS_UNQUALIFIED
+        return mode, Status.OK
+    return (None if direct else Mode.SOURCE), Status.UNQUALIFIED

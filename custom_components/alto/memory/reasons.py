@@ -8,12 +8,16 @@ string values are stable API (services and events expose them); add codes, never
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
-STATUS_OK = 0
-STATUS_REFUSED = 1
-# An unknown or changed model/processor pair returns status 12 (before any model call).
-STATUS_UNQUALIFIED = 12
+
+class Status(IntEnum):
+    """The numeric status of a write (journaled as the bare integer, as `Mode` is)."""
+
+    OK = 0
+    REFUSED = 1
+    # An unknown or changed model/processor pair (decided before any model call).
+    UNQUALIFIED = 12
 
 
 class Reason(StrEnum):
@@ -76,9 +80,9 @@ class Refusal:
     detail: str = ""
 
     @property
-    def status(self) -> int:
+    def status(self) -> Status:
         """Numeric status: 12 for an unqualified pair, 1 for every other refusal."""
-        return STATUS_UNQUALIFIED if self.reason is Reason.UNQUALIFIED else STATUS_REFUSED
+        return Status.UNQUALIFIED if self.reason is Reason.UNQUALIFIED else Status.REFUSED
 
     def at(self, index: int) -> Refusal:
         """The same refusal attributed to input `index`."""

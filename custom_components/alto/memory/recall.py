@@ -40,12 +40,9 @@ import numpy as np
 from .informative import is_informative
 from .lexical import Document, bm25, document, terms
 from .records import (
-    KIND_ASSERTION,
-    KIND_CORRECTION,
     KIND_EXPLICIT,
-    KIND_PARTICIPANT,
     KIND_SOURCE,
-    KIND_TASK,
+    Kind,
     Row,
 )
 from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
@@ -74,10 +71,10 @@ DAY_S = 86400
 KINDS: dict[int | str, str] = {
     KIND_SOURCE: "said",
     KIND_EXPLICIT: "asked to remember",
-    KIND_PARTICIPANT: "person mentioned",
-    KIND_TASK: "task mentioned",
-    KIND_ASSERTION: "statement",
-    KIND_CORRECTION: "correction",
+    Kind.PARTICIPANT: "person mentioned",
+    Kind.TASK: "task mentioned",
+    Kind.ASSERTION: "statement",
+    Kind.CORRECTION: "correction",
 }
 
 

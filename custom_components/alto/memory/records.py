@@ -4,7 +4,9 @@ A `Row` is one memory: an exact quote (`document`) with its provenance. Kinds:
 
 - ``"source"``: a retained source text (modes 1 and 2), the whole admitted input;
 - ``"explicit"``: an authored memory (`alto.remember`), protected from corrections;
-- 1 participant mention, 2 task mention, 3 assertion, 4 correction: inferred (mode 2) quotes.
+- `Kind` 1 participant mention, 2 task mention, 3 assertion, 4 correction: inferred (mode 2)
+  quotes. `Kind` is an `IntEnum`: journal JSON, Chroma metadata and checkpoints hold the bare
+  integers, and rows read back from them hold plain ints (equal to the members).
 
 `owner` is the memory's owner (an HA user id, or ``"household"``), `scope` its visibility
 (``"household"`` or the owner's user id), `actor` who supplied the source (user id or
@@ -32,6 +34,7 @@ import base64
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -41,11 +44,24 @@ from .selection import quantize
 
 KIND_SOURCE = "source"
 KIND_EXPLICIT = "explicit"
-KIND_PARTICIPANT = 1
-KIND_TASK = 2
-KIND_ASSERTION = 3
-KIND_CORRECTION = 4
-INFERRED_ASSERTIONS = (KIND_ASSERTION, KIND_CORRECTION)
+
+
+class Kind(IntEnum):
+    """The kind of an inferred row (what call 2 of the processor answers with)."""
+
+    PARTICIPANT = 1  # a person named in a statement
+    TASK = 2  # a task or chore named in a statement
+    ASSERTION = 3  # a statement kept as said
+    CORRECTION = 4  # a statement that supersedes an earlier assertion (`Row.target`)
+
+
+# The members under their older names (the panel imports `KIND_CORRECTION`).
+KIND_PARTICIPANT = Kind.PARTICIPANT
+KIND_TASK = Kind.TASK
+KIND_ASSERTION = Kind.ASSERTION
+KIND_CORRECTION = Kind.CORRECTION
+MENTIONS = (Kind.PARTICIPANT, Kind.TASK)
+INFERRED_ASSERTIONS = (Kind.ASSERTION, Kind.CORRECTION)
 
 HOUSEHOLD = "household"
 UNKNOWN_ACTOR = "unknown"

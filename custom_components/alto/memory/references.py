@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .reasons import Reason, Refusal
-from .records import Row
+from .records import Kind, Row
 from .selection import scores
 
 MAX_REFERENCES = 16
@@ -30,10 +30,10 @@ MAX_REFERENCE_BYTES = 4096
 KIND_NAMES: dict[int | str, str] = {
     "source": "source",
     "explicit": "remembered",
-    1: "participant mention",
-    2: "task mention",
-    3: "assertion",
-    4: "correction",
+    Kind.PARTICIPANT: "participant mention",
+    Kind.TASK: "task mention",
+    Kind.ASSERTION: "assertion",
+    Kind.CORRECTION: "correction",
 }
 
 

@@ -61,7 +61,7 @@ from .pipeline import (
 )
 from .profile import processor_digest, profile_digest
 from .qualification import Mode, normalize_digest
-from .reasons import TRANSIENT, Reason, Refusal
+from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, MemoryState, Mutation, Row
 
 # Reasons a `refuse` entry may record: transient ones keep a source pending instead.
@@ -102,13 +102,13 @@ def _intake_rows(
     model = entry["model_digest"]
     sequence = entry["sequence"]
     if mode is Mode.AUTOMATIC:
-        _check(request["mode"] == 2 and entry["status"] == 0, "mode")
+        _check(request["mode"] == Mode.AUTOMATIC and entry["status"] == Status.OK, "mode")
         _check(normalize_digest(model) == model, "model_digest")
         _check(len(entry["calls"]) == len(batch), "calls")
     else:
         fallback = request["mode"] == Mode.AUTOMATIC and not request["direct"]
         _check(mode is Mode.SOURCE, "mode")
-        _check(entry["status"] == (12 if fallback else 0), "mode")
+        _check(entry["status"] == (Status.UNQUALIFIED if fallback else Status.OK), "mode")
         _check(fallback or request["mode"] == Mode.SOURCE, "mode")
         _check(model == "" and entry["calls"] == [], "calls")
     provenance = Provenance(sequence, model, processor_digest() if model else "")

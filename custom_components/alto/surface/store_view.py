@@ -63,9 +63,8 @@ from ..memory.records import (
     CURRENT,
     INFERRED_ASSERTIONS,
     KIND_EXPLICIT,
-    KIND_PARTICIPANT,
     KIND_SOURCE,
-    KIND_TASK,
+    MENTIONS,
     Row,
     visible_to,
 )
@@ -76,8 +75,7 @@ from .surfacer import RunBlocking, run_in_thread
 
 type Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 
-MENTION_KINDS = (KIND_PARTICIPANT, KIND_TASK)
-_INFERRED_KINDS = frozenset({KIND_PARTICIPANT, KIND_TASK, *INFERRED_ASSERTIONS})
+_INFERRED_KINDS = frozenset({*MENTIONS, *INFERRED_ASSERTIONS})
 DEFAULT_MAX_PHRASES = 16
 
 
@@ -232,7 +230,7 @@ def _known_names(rows: Iterable[Row], viewer: str | None) -> list[str]:
     names: list[str] = []
     seen: set[str] = set()
     for row in rows:
-        if row.kind not in MENTION_KINDS or row.status != CURRENT or not visible_to(row, viewer):
+        if row.kind not in MENTIONS or row.status != CURRENT or not visible_to(row, viewer):
             continue
         name = row.document.strip()
         key = unicodedata.normalize("NFC", name.casefold())
