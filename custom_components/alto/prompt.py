@@ -79,23 +79,31 @@ def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
     return "Devices shared with you and their current states:\n" + "\n".join(shown)
 
 
-def system_prompt(
+def system_prompt(*, persona: str, assistant_name: str | None, json_channel: bool) -> str:
+    """The first message of every turn: persona, identity and the answer protocol. It changes
+    only with the options, so the model server reuses what it computed for it and the history
+    after it (see `situation`)."""
+    parts = [
+        neutralized(persona.strip()),  # a template: it may render entity states
+        identity_line(assistant_name),
+        JSON_PROTOCOL if json_channel else MARKER_PROTOCOL,
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def situation(
     *,
-    persona: str,
-    assistant_name: str | None,
-    json_channel: bool,
     entities: Iterable[EntityLine],
     now: datetime,
     frame_of_mind: str = "",
     impressions: str = "",
 ) -> str:
-    """Persona, identity, answer protocol, home snapshot, current time, then the speaker's
-    frame of mind line and Alto's impressions section (the reflect organ's, both in the
-    speaker's own scope; each left out when empty), in that order."""
+    """What changes between turns, in a system message after the history: the home snapshot,
+    the current time, the speaker's frame of mind line and Alto's impressions section (the
+    reflect organ's, both in the speaker's own scope; each left out when empty). Placed before
+    the history, a light switched or a minute passed would make the model read the whole
+    history again."""
     parts = [
-        neutralized(persona.strip()),  # a template: it may render entity states
-        identity_line(assistant_name),
-        JSON_PROTOCOL if json_channel else MARKER_PROTOCOL,
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
         frame_of_mind,

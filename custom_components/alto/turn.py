@@ -39,7 +39,7 @@ from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
 from .model_client import REPLY_TOKENS, ModelFailure, classify_failure
-from .prompt import device_states, system_prompt
+from .prompt import device_states, situation, system_prompt
 from .reflection import TurnReflection, TurnReflector
 from .settings import AltoSettings, ReplyChannel
 
@@ -105,10 +105,12 @@ async def _run_turn(
         reflecting.async_context(),
     )
     buffer.add(*thoughts)
+    # What changes from turn to turn comes after the history: the prefix stays the same.
     messages = [
-        {"role": "system", "content": _system_prompt(hass, runtime, reflected)},
+        {"role": "system", "content": _system_prompt(hass, runtime)},
         *buffer.messages(actor),
         *({"role": e.role, "content": e.content} for e in reflected.noticing),
+        {"role": "system", "content": _situation(runtime, reflected)},
         *([{"role": "system", "content": neutralized(recalled)}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
@@ -215,12 +217,17 @@ def _source_id(conversation_id: str) -> str:
     return f"conversation/{digest[:32]}/{ulid_now()}"
 
 
-def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime, reflected: TurnReflection) -> str:
+def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
     settings = runtime.settings
     return system_prompt(
         persona=_render_persona(hass, settings.prompt),
         assistant_name=settings.assistant_name,
         json_channel=_json(settings),
+    )
+
+
+def _situation(runtime: AltoRuntime, reflected: TurnReflection) -> str:
+    return situation(
         entities=runtime.organ.index.entity_lines(),
         now=dt_util.now(),
         frame_of_mind=reflected.frame_of_mind,

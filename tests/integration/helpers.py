@@ -274,3 +274,17 @@ def only(events: list[Event]) -> dict[str, Any]:
 def call_ha_service(entity: str, service: str, **data: Any) -> dict[str, Any]:
     """A `call_ha_service` proposal, as the executor model would answer."""
     return {"tool": "call_ha_service", "entity": entity, "service": service, "data": data}
+
+
+def situation_of(body: dict[str, Any]) -> str:
+    """The turn's situation message: home snapshot, time, frame of mind, impressions.
+
+    The system message after the history, before the memory block and the user's words.
+    """
+    found = [
+        m["content"]
+        for m in body["messages"][1:]
+        if m["role"] == "system" and "The current time is" in m["content"]
+    ]
+    assert len(found) == 1, body["messages"]
+    return str(found[0])

@@ -14,7 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 from custom_components.alto.channel.json_channel import SCHEMA
 
 from ..fake_ollama import FakeOllama
-from .helpers import converse, error_text, speech
+from .helpers import converse, error_text, situation_of, speech
 
 
 @pytest.mark.usefixtures("setup_alto")
@@ -38,10 +38,11 @@ async def test_history_carries_only_spoken_text(hass: HomeAssistant, fake_ollama
     fake_ollama.reply("¦Second answer.¦")
     await converse(hass, "two", first.conversation_id)
     messages = fake_ollama.chat_requests[-1]["messages"]
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    # The stable prompt, the history, the turn's situation, the new words.
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
     assert messages[2]["content"] == "First answer."
     assert "secret" not in str(messages)
-    assert "lamp" not in str(messages[1:])
+    assert "lamp" not in str(messages[1:3])
 
 
 @pytest.mark.usefixtures("setup_alto")
@@ -63,12 +64,12 @@ async def test_refused_input_is_answered_and_nothing_is_sent_or_stored(
     fake_ollama.reply("¦ok¦")
     await converse(hass, "fine", result.conversation_id)
     sent = fake_ollama.chat_requests[-1]["messages"]
-    assert [m["role"] for m in sent] == ["system", "user"]
+    assert [m["role"] for m in sent] == ["system", "system", "user"]  # no history
 
 
 @pytest.mark.usefixtures("setup_alto")
 async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: FakeOllama):
-    """The prompt has the persona, JSON answer rules and time; the call is held to the schema."""
+    """Persona and JSON answer rules first, the time after the history; held to the schema."""
     hass.states.async_set("light.porch", "on", {"friendly_name": "Porch light"})
     await converse(hass, "hi")
     body = fake_ollama.chat_requests[-1]
@@ -78,7 +79,8 @@ async def test_system_prompt_and_call_options(hass: HomeAssistant, fake_ollama: 
     assert "¦" not in system
     assert "Example 2" in system
     assert body["format"] == SCHEMA
-    assert "The current time is" in system
+    assert "The current time is" not in system  # it changes every minute: after the history
+    assert "The current time is" in situation_of(body)
     assert body["keep_alive"] == "-1s"
     assert body["options"]["num_ctx"] == 8192
 

@@ -59,7 +59,7 @@ from custom_components.alto.reflection import (
 )
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
-from .helpers import alto_service, converse, state
+from .helpers import alto_service, converse, situation_of, state
 
 INBOX = "todo.alto_inbox"
 INBOX_SIZE = "sensor.alto_inbox_size"
@@ -371,7 +371,7 @@ async def test_context_pressure_makes_a_synthesis_that_the_next_prompt_carries(
     assert [(e.data["trigger"], e.data["elements"]) for e in synthesized] == [("pressure", 1)]
     assert "boiler" not in json.dumps(synthesized[0].data)
     await converse(hass, "Good evening.")
-    prompt = conversational(fake_ollama)[-1]["messages"][0]["content"]
+    prompt = situation_of(conversational(fake_ollama)[-1])
     assert "Alto's impressions" in prompt
     assert THEME in prompt
 
@@ -408,7 +408,7 @@ async def test_a_private_scope_feeds_no_other_speakers_prompt_inbox_or_sensor(
         assert THEME not in sent
     assert (state(hass, INBOX), state(hass, INBOX_SIZE)) == ("0", "0")
     await converse(hass, "Hello.", context=ana)
-    assert THEME in conversational(fake_ollama)[-1]["messages"][0]["content"]
+    assert THEME in situation_of(conversational(fake_ollama)[-1])
 
 
 async def test_purge_deletes_a_users_turn_log(
