@@ -1,0 +1,73 @@
+"""The memory organ's embeddings: the model's role prefixes and a cache of recent texts.
+
+Stored documents and queries are embedded with the embedding model's own role prefixes
+(`memory.instructions`). One utterance is embedded for the turn's context, the Surfacer's
+recall and intake: the model's answer for a text is kept for a few texts, so it is asked once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import ollama
+
+from .memory import intake
+from .memory.instructions import instructions_for
+from .memory.ollama_io import embed_for
+
+RECENT_VECTORS = 16  # embeddings kept per organ (a turn needs one; a batch up to 64 once)
+
+
+class Embedder:
+    """Embeddings of one entry's embedding model, recent texts answered once."""
+
+    def __init__(self, client: ollama.AsyncClient, model: str) -> None:
+        """Embed with `model` on `client`, with the role prefixes that model expects."""
+        self._embed_model = embed_for(client, model)
+        self._instructions = instructions_for(model)
+        self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    async def documents(self, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `texts` as stored documents (what intake embeds)."""
+        return await self._embed(self._instructions.document, texts)
+
+    async def queries(self, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `texts` as queries (what recall and the turn's selection embed)."""
+        return await self._embed(self._instructions.query, texts)
+
+    async def _embed(self, prefix: str, texts: list[str]) -> list[list[float]]:
+        """Embeddings of `prefix` + each text, recent ones answered once."""
+        texts = [prefix + text for text in texts]
+        # Read before waiting: another caller may push these out of the recent texts meanwhile.
+        known = {t: self._recent_vectors[t] for t in texts if t in self._recent_vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            known.update(zip(missing, await self._embed_model(missing), strict=True))
+        for text in texts:
+            self._recent_vectors[text] = known[text]
+            self._recent_vectors.move_to_end(text)
+        while len(self._recent_vectors) > RECENT_VECTORS:
+            self._recent_vectors.popitem(last=False)
+        return [known[text] for text in texts]
+
+    async def prefetch(self, texts: Sequence[str]) -> intake.Embed:
+        """Embed `texts` as documents now; an `intake` embed function that answers them without
+        a request (a failure now is its failure; a text not fetched is asked for then)."""
+        found: dict[str, list[float]] = {}
+        failure: Exception | None = None
+        if texts:
+            try:
+                found = dict(zip(texts, await self.documents(list(texts)), strict=True))
+            except Exception as err:  # intake turns it into its refusal
+                failure = err
+
+        async def fetched(wanted: list[str]) -> list[list[float]]:
+            if failure is not None and any(text not in found for text in wanted):
+                raise failure
+            missing = [text for text in wanted if text not in found]
+            if missing:
+                found.update(zip(missing, await self.documents(missing), strict=True))
+            return [found[text] for text in wanted]
+
+        return fetched

@@ -1,0 +1,214 @@
+"""The memory organ's writes: accepts, remembers and forgets, in order, batched.
+
+Accepts need no lock of this module (`memory.intake` appends under `Journal.lock`, and an
+accept changes no row); remember, forget and interpretation (`memory_interpretation`) change
+rows and run one at a time (`rows_lock`). Embeddings are fetched before taking that lock, so a
+slow embedding model holds up no other write. Accepts and remembers that arrive while one of
+their kind is being written are written together, as one entry of up to 64 inputs
+(`memory_batching.Coalescer`): one fsync and one store write for all.
+
+A write that reached the journal but not the store leaves the store behind: the next write
+first brings it up to the journal (`replay.reconcile`), or is refused while it cannot. Nothing
+is written once the organ is closed or while the journal is damaged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from homeassistant.core import HomeAssistant
+
+from .const import LOGGER
+from .gpu.backend import SelectionBackend
+from .memory import intake, replay
+from .memory.journal import Journal
+from .memory.pipeline import IntakeInput
+from .memory.qualification import Mode
+from .memory.spans import admit_source
+from .memory.store import MemoryStore
+from .memory_batching import Coalescer
+from .memory_embedding import Embedder
+from .memory_reports import (
+    JOURNAL_DAMAGED,
+    STORE_ERROR,
+    STORE_PENDING,
+    IntakeReport,
+    failed,
+    report_of,
+)
+
+type Write = Callable[[list[IntakeInput]], Awaitable[intake.IntakeResult]]
+
+
+def load_selection(backend: SelectionBackend, store: MemoryStore) -> None:
+    """Give the backend the store's codes as they are now (the CPU shares them, no copy)."""
+    snapshot = store.codes_snapshot()
+    if snapshot is not None:  # nothing admitted yet: the first write sets the dimension
+        backend.load(snapshot)
+
+
+class MemoryWriter:
+    """The only writer of one entry's store and journal (the organ's `closed` flag too)."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        *,
+        store: MemoryStore,
+        journal: Journal,
+        selection: SelectionBackend,
+        embedder: Embedder,
+        requested_mode: Callable[[], Mode],
+        changed: Callable[[], None],
+    ) -> None:
+        """Write to `store` and `journal`; `changed` tells entities that memory changed."""
+        self._hass = hass
+        self.store = store
+        self.journal = journal
+        self.selection = selection
+        self._embedder = embedder
+        self._requested_mode = requested_mode
+        self._changed = changed
+        self.rows_lock = asyncio.Lock()
+        self.closed = False
+        self._store_behind = False  # a journaled write failed to reach the store
+        self._accepts: Coalescer[IntakeInput, IntakeReport] = Coalescer(
+            hass, "alto_memory_accept", self._async_commit_accepts
+        )
+        self._remembers: Coalescer[IntakeInput, IntakeReport] = Coalescer(
+            hass, "alto_memory_remember", self._async_commit_remembers
+        )
+
+    async def async_accept(self, item: IntakeInput) -> IntakeReport:
+        """Journal a turn's source, with the accepts that arrive meanwhile."""
+        return await self._accepts.submit(item)
+
+    async def async_remember(self, item: IntakeInput) -> IntakeReport:
+        """Write an explicit memory, with the remembers that arrive meanwhile."""
+        return await self._remembers.submit(item)
+
+    async def async_forget(self, ids: list[int], *, viewer: str | None) -> IntakeReport:
+        """Forget memories the viewer can see (and what was interpreted from them)."""
+        async with self.rows_lock:
+            report = self.unwritable("forget") or await self.async_catch_up("forget")
+            if report is None:
+                try:
+                    result = await intake.forget(
+                        ids,
+                        viewer=viewer,
+                        store=self.store,
+                        journal=self.journal,
+                        run_blocking=self._hass.async_add_executor_job,
+                    )
+                    report = report_of(result, op="forget")
+                except Exception as err:  # a store failure is one report
+                    report = self.write_failed(err, "forget")
+        return report
+
+    def unwritable(self, op: str) -> IntakeReport | None:
+        """Why nothing may be written now, if so: closed, or a damaged journal."""
+        if self.closed:
+            return failed(STORE_ERROR, op)
+        if self.journal.damage is not None:
+            return failed(JOURNAL_DAMAGED, op)
+        return None
+
+    def write_failed(self, err: Exception, op: str) -> IntakeReport:
+        """A write raised: journaled but not stored (the store catches up), or nothing written."""
+        behind = isinstance(err, intake.StoreBehind)
+        self._store_behind |= behind
+        LOGGER.warning(
+            "Memory write failed (%s): %s",
+            "journaled, the store will catch up" if behind else "nothing written",
+            err,
+        )
+        return failed(STORE_PENDING if behind else STORE_ERROR, op)
+
+    async def async_catch_up(self, op: str) -> IntakeReport | None:
+        """Apply journaled entries the store missed; a refusal report if it still cannot.
+        The caller holds `rows_lock`."""
+        if not self._store_behind:
+            return None
+        try:
+            await self._hass.async_add_executor_job(self._reconcile)
+        except Exception as err:  # any store failure refuses the write
+            LOGGER.warning("Memory store still failing, write refused: %s", err)
+            return failed(STORE_ERROR, op)
+        self._store_behind = False
+        self._changed()
+        return None
+
+    def _reconcile(self) -> None:
+        replay.reconcile(self.journal, self.store)
+        load_selection(self.selection, self.store)
+
+    async def async_changed_rows(self) -> None:
+        """Rows changed: the selection backend reloads its codes, entities are told."""
+        await self._hass.async_add_executor_job(load_selection, self.selection, self.store)
+        self._changed()
+
+    async def _async_commit_accepts(self, items: list[IntakeInput]) -> list[IntakeReport]:
+        """One ``accept`` entry for every admissible source among `items`."""
+        if refused := self.unwritable("intake"):
+            return [refused] * len(items)
+        mode = self._requested_mode()
+
+        async def accept(batch: list[IntakeInput]) -> intake.IntakeResult:
+            return await intake.accept(
+                batch,
+                mode=mode,
+                store=self.store,
+                journal=self.journal,
+                run_blocking=self._hass.async_add_executor_job,
+            )
+
+        return await self._each(items, accept, "intake")
+
+    async def _async_commit_remembers(self, items: list[IntakeInput]) -> list[IntakeReport]:
+        """One ``remember`` entry for every admissible memory among `items`."""
+        if refused := self.unwritable("remember"):
+            return [refused] * len(items)
+        # Embedded before the lock (texts that admission would refuse are not sent).
+        fetched = await self._embedder.prefetch(
+            [item.text for item in items if admit_source(item.text) is None]
+        )
+        async with self.rows_lock:
+            if refused := self.unwritable("remember") or await self.async_catch_up("remember"):
+                return [refused] * len(items)
+
+            async def remember(batch: list[IntakeInput]) -> intake.IntakeResult:
+                return await intake.remember(
+                    batch,
+                    store=self.store,
+                    journal=self.journal,
+                    embed=fetched,
+                    run_blocking=self._hass.async_add_executor_job,
+                )
+
+            reports = await self._each(items, remember, "remember")
+        if any(report.admitted for report in reports):
+            await self.async_changed_rows()
+        return reports
+
+    async def _each(self, items: list[IntakeInput], write: Write, op: str) -> list[IntakeReport]:
+        """`write` the items as one batch; an input the batch is refused for gets that refusal
+        and the rest is written again without it (admission refusals come before any model
+        call, so that costs nothing). A refusal of no one input is every input's."""
+        reports: dict[int, IntakeReport] = {}
+        remaining = list(range(len(items)))
+        while remaining:
+            try:
+                result = await write([items[i] for i in remaining])
+            except Exception as err:  # a store failure is every input's report
+                reports.update(dict.fromkeys(remaining, self.write_failed(err, op)))
+                break
+            at = result.refusal.input_index if result.refusal is not None else None
+            if result.admitted or at is None:
+                reports.update(
+                    (index, report_of(result, position, op=op))
+                    for position, index in enumerate(remaining)
+                )
+                break
+            reports[remaining.pop(at)] = report_of(result, op=op)
+        return [reports[index] for index in range(len(items))]
