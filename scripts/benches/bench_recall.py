@@ -124,7 +124,12 @@ def _methods(organ: MemoryOrgan, names: dict[str, str]) -> dict[str, Ranking]:
     store = organ.store
 
     def by_cosine(vector: Sequence[float]) -> list[Row]:
-        return [row for row, _ in store.recall(embedding_codes(vector), None, len(store.state))]
+        return [
+            row
+            for row, _ in store.recall(
+                embedding_codes(vector), None, store.count_all(current_only=False)
+            )
+        ]
 
     def cosine(text: str, vector: Sequence[float]) -> list[str]:
         return [row.source_id for row in by_cosine(vector)]
@@ -143,7 +148,7 @@ def _methods(organ: MemoryOrgan, names: dict[str, str]) -> dict[str, Ranking]:
         return [row.source_id for row in by_cosine(vector) if competes(row)]
 
     def fused(text: str, vector: Sequence[float]) -> list[str]:
-        ranked = store.recall(embedding_codes(vector), None, len(store.state))
+        ranked = store.recall(embedding_codes(vector), None, store.count_all(current_only=False))
         rows = rank([row for row, _ in ranked], [score for _, score in ranked], text, names)
         return [row.source_id for row in rows]
 
