@@ -2,15 +2,17 @@
 
 Reads build one *view* for the connection's user: the memories that user may see (household
 and their own private ones, current and superseded) with who said each and when, the user's
-recent thoughts and captured intents, and for an administrator the qualification state and each
-user's private-memory count. The other commands (`alto/remember`, `alto/forget`, `alto/recall`,
-`alto/qualify`, `alto/purge`) run the services' own schemas and handlers with the user's
-context, so every scope check is the one the services make, not a second copy of it; they are
-not service calls, because the effector stays Alto's one service call site.
+recent thoughts and captured intents, the reflect organ's inbox items and latest synthesis
+of the household's scope and of the user's own, and for an administrator the qualification
+state and each user's private-memory count. The other commands (`alto/remember`,
+`alto/forget`, `alto/recall`, `alto/qualify`, `alto/purge`) run the services' own schemas and
+handlers with the user's context, so every scope check is the one the services make, not a
+second copy of it; they are not service calls, because the effector stays Alto's one service
+call site.
 
 `alto/subscribe` sends the view at once and again whenever it changes for that user; a memory
-change another user cannot see sends them nothing. A later section (the inbox, a synthesis)
-is one more entry in `SECTIONS` and one more renderer in the panel.
+or reflection change another user cannot see sends them nothing. A later section is one more
+entry in `SECTIONS` and one more renderer in the panel.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ from .memory.records import (
 )
 from .memory_organ import MemoryOrgan, signal_memory_changed
 from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
+from .reflect import Box, Observation, Synthesis
+from .reflect.records import SYNTHESIS_FIELDS, valid_scope
+from .reflection import ReflectionOrgan, scope_of, signal_reflection
 from .sensor import MODE_STATES
 
 # The services' own handlers: the panel allows exactly what they allow (see `_run_service`).
@@ -183,6 +188,86 @@ def intents_view(records: Sequence[IntentRecord], names: Mapping[str, str]) -> l
     ]
 
 
+# The reflect scopes a viewer sees, as the panel names them: the household's and their own.
+SCOPE_HOUSEHOLD = "household"
+SCOPE_PRIVATE = "private"
+BOX_ORDER = {box: rank for rank, box in enumerate((Box.INTRUSIVE, Box.PENDING, Box.SENT))}
+
+
+@dataclass(frozen=True, slots=True)
+class Reflections:
+    """What the reflect organ holds for one viewer, per scope name (`SCOPE_*`)."""
+
+    inbox: Mapping[str, Sequence[Observation]]
+    syntheses: Mapping[str, Synthesis | None]
+
+
+def reflect_scopes(user_id: str) -> dict[str, str]:
+    """The reflect scopes a viewer sees, by the panel's name for each: the household's, and
+    their own turn log's (`reflection.scope_of`), as intents show their speaker's and the
+    household's; never another user's."""
+    scopes = {SCOPE_HOUSEHOLD: HOUSEHOLD}
+    own = scope_of(user_id)
+    if own != HOUSEHOLD and valid_scope(own):
+        scopes[SCOPE_PRIVATE] = own
+    return scopes
+
+
+async def _read_reflections(reflection: ReflectionOrgan, viewer: str) -> Reflections:
+    """Each visible scope's inbox (every box) and latest synthesis; a scope whose journal cannot
+    be read shows nothing (the view is still built)."""
+    inbox: dict[str, Sequence[Observation]] = {}
+    syntheses: dict[str, Synthesis | None] = {}
+    for name, scope in reflect_scopes(viewer).items():
+        try:
+            boxes = await reflection.reflector.inbox(scope)
+            syntheses[name] = await reflection.reflector.latest_synthesis(scope)
+        except Exception as err:  # noqa: BLE001 - a damaged journal hides its scope, not the view
+            LOGGER.warning("The Alto panel could not read a reflect journal: %s", err)
+            syntheses[name] = None
+            continue
+        inbox[name] = (*boxes.intrusive, *boxes.pending, *boxes.sent)
+    return Reflections(inbox, syntheses)
+
+
+def inbox_view(inbox: Mapping[str, Sequence[Observation]]) -> list[dict[str, Any]]:
+    """The viewer's inbox items: intrusive, then pending, then sent; the more urgent first,
+    then the newer. `scope` says whose (household or private), never a user id."""
+    items = [(name, item) for name, found in inbox.items() for item in found]
+    items.sort(key=lambda pair: (BOX_ORDER[pair[1].box], -pair[1].urgency.rank, -pair[1].at))
+    return [
+        {
+            "scope": name,
+            "content": item.content,
+            "urgency": item.urgency.value,
+            "box": item.box.value,
+            "when": item.at * 1000,
+        }
+        for name, item in items
+    ]
+
+
+def synthesis_view(synthesis: Synthesis | None) -> dict[str, Any] | None:
+    """A synthesis as the panel shows it: when, why, and each non-empty field's texts in
+    `SYNTHESIS_FIELDS` order (the citations are turn and ledger numbers: not shown)."""
+    if synthesis is None:
+        return None
+    return {
+        "when": synthesis.at * 1000,
+        "trigger": synthesis.trigger,
+        "elements": [
+            {"field": name, "texts": [element.text for element in found]}
+            for name in SYNTHESIS_FIELDS
+            if (found := synthesis.elements.get(name))
+        ],
+    }
+
+
+def syntheses_view(syntheses: Mapping[str, Synthesis | None]) -> dict[str, Any]:
+    """The latest synthesis of the household's scope and of the viewer's own (None: none)."""
+    return {name: synthesis_view(syntheses.get(name)) for name in (SCOPE_HOUSEHOLD, SCOPE_PRIVATE)}
+
+
 def _read_memory(
     memory: MemoryOrgan, viewer: str, thought_ids: set[int], every_owner: bool
 ) -> tuple[list[Row], dict[int, Row], dict[str, int]]:
@@ -223,10 +308,10 @@ async def async_view(hass: HomeAssistant, entry: AltoConfigEntry, viewer: Viewer
         rows, sources, counts = await hass.async_add_executor_job(
             _read_memory, memory, viewer.user_id, thought_ids, viewer.is_admin
         )
+    reflections = await _read_reflections(entry.runtime_data.reflection, viewer.user_id)
+    data = SectionInput(entry, viewer, names, rows, sources, counts, recent, memory, reflections)
     for name, section in SECTIONS:
-        view[name] = section(
-            SectionInput(entry, viewer, names, rows, sources, counts, recent, memory)
-        )
+        view[name] = section(data)
     return view
 
 
@@ -242,6 +327,7 @@ class SectionInput:
     counts: Mapping[str, int]
     recent: RecentActivity
     memory: MemoryOrgan | None
+    reflections: Reflections
 
 
 def _admin_section(data: SectionInput) -> dict[str, Any] | None:
@@ -279,6 +365,8 @@ SECTIONS: tuple[tuple[str, Callable[[SectionInput], Any]], ...] = (
         "intents",
         lambda data: intents_view(data.recent.intents_for(data.viewer.user_id), data.names),
     ),
+    ("inbox", lambda data: inbox_view(data.reflections.inbox)),
+    ("synthesis", lambda data: syntheses_view(data.reflections.syntheses)),
     ("admin", _admin_section),
 )
 
@@ -330,7 +418,11 @@ async def ws_subscribe(
     task = hass.async_create_background_task(_send_changes(), "alto_panel_subscription")
     stops = [
         async_dispatcher_connect(hass, signal, _changed)
-        for signal in (signal_memory_changed(entry.entry_id), signal_recent(entry.entry_id))
+        for signal in (
+            signal_memory_changed(entry.entry_id),
+            signal_recent(entry.entry_id),
+            signal_reflection(entry.entry_id),
+        )
     ]
 
     @callback

@@ -91,7 +91,8 @@ _RUN: ContextVar[_Run] = ContextVar("alto_reflect_run")
 
 
 def signal_reflection(entry_id: str) -> str:
-    """Dispatcher signal: the household's inbox, a pass record or the pressure changed."""
+    """Dispatcher signal: an inbox (the household's or a private one), a pass record, a scope's
+    journal or the pressure changed."""
     return f"{DOMAIN}_{entry_id}_reflection"
 
 
@@ -362,6 +363,7 @@ class ReflectionOrgan:
                 self._claimed.add((scope, item.id))
                 return item
             await self.reflector.dismiss(scope, [item.id])
+            await self._async_inbox_changed(scope)
         return None
 
     @callback
@@ -420,8 +422,8 @@ class ReflectionOrgan:
             return
         finally:
             self.release(scope, delivered)
-        if delivered and scope == HOUSEHOLD:
-            await self._async_refresh()
+        if delivered:
+            await self._async_inbox_changed(scope)
         self._unreflected[scope] = time.monotonic()
         due, passes = receipt.due, self._settings
         if due.n1 and passes.n1.enabled:
@@ -491,8 +493,8 @@ class ReflectionOrgan:
             for item in result.observations:
                 self._hass.bus.async_fire(EVENT_OBSERVATION, _observation_event(scope, item))
             self._nominate(scope, result.nominations)
-            if scope == HOUSEHOLD and result.observations:
-                self.background(self._async_refresh(), "alto_reflect_inbox")
+            if result.observations:
+                self.background(self._async_inbox_changed(scope), "alto_reflect_inbox")
         elif isinstance(result, ReflectionReport):
             first, last = result.covered
             if first > last:
@@ -554,6 +556,15 @@ class ReflectionOrgan:
         await self.reflector.purge(scope)
         self._unreflected.pop(scope, None)
         self._tiers.pop(scope, None)
+        self._changed()
+
+    async def _async_inbox_changed(self, scope: str) -> None:
+        """A scope's inbox changed: the household's is read again for the entities; a private
+        one's only tells the listeners (the panel reads it per viewer)."""
+        if scope == HOUSEHOLD:
+            await self._async_refresh()
+        else:
+            self._changed()
 
     async def _async_refresh(self) -> None:
         """Read the household's open items again and tell the entities."""

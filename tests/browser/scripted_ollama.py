@@ -9,6 +9,10 @@ The test qualifies this model, so turns are interpreted (mode 2): the first inta
 each sentence (a question or a sentence opening with "Please" is a request), the second records
 each statement as an assertion and mentions SISTER by name. When a later turn names her, the
 Surfacer renders THOUGHT, which the verifier traces to that statement: the panel shows it.
+
+The background passes are told apart by their `format` schema, and each answer is built from
+it: N+1 notes OBSERVED (pending, medium urgency) on the first turn it reads when that is the
+kitchen-light request; a synthesis finds THEME and ANCHOR, citing the first turn it may cite.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ ASK = "kitchen light"
 PROPOSAL = {"tool": "call_ha_service", "entity": "light.kitchen", "service": "turn_on", "data": {}}
 SISTER = "Carla"
 THOUGHT = "I remember Carla visits every Sunday."
+OBSERVED = "Ana asked for the kitchen light and it stayed off: Alto may not switch it."
+THEME = "Family visits on Sundays"
+ANCHOR = "Carla, Ana's sister"
 _NUMBERED = re.compile(r'^\d+: (".*")$', re.MULTILINE)
 
 
@@ -66,6 +73,50 @@ def is_render(body: dict[str, Any]) -> bool:
     return body.get("stream") is False and "format" not in body
 
 
+def answer_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """The properties of the request's `format` schema (empty: no schema)."""
+    schema = body.get("format")
+    return dict(schema.get("properties") or {}) if isinstance(schema, dict) else {}
+
+
+def is_n1(body: dict[str, Any]) -> bool:
+    """An N+1 pass: its schema asks for observations."""
+    return "observations" in answer_fields(body)
+
+
+def is_synthesis(body: dict[str, Any]) -> bool:
+    """A synthesis pass: its schema asks for themes."""
+    return "themes" in answer_fields(body)
+
+
+def n1(body: dict[str, Any]) -> ChatReply:
+    """N+1: OBSERVED on the first turn shown if it is the kitchen-light request, else nothing.
+
+    The first turn shown is the first value of the schema's turn enum.
+    """
+    observation = answer_fields(body)["observations"]["items"]
+    first = observation["properties"]["turns"]["items"]["enum"][0]
+    shown = last_user_text(body)
+    person = shown[shown.index(f"T{first} ") :].split("\nalto: ", 1)[0]  # its header and person
+    found = (
+        [{"mandate": "complete", "turns": [first], "content": OBSERVED, "urgency": "medium"}]
+        if ASK in person
+        else []
+    )
+    return ChatReply.text(json.dumps({"observations": found, "nominations": []}))
+
+
+def synthesis(body: dict[str, Any]) -> ChatReply:
+    """A synthesis with THEME and ANCHOR, each citing the first turn the schema allows."""
+    fields = answer_fields(body)
+    refs = fields["themes"]["items"]["properties"]["cites"]["items"]["enum"]
+    first = next(ref for ref in refs if ref.startswith("T"))
+    answer: dict[str, list[Any]] = {name: [] for name in fields}
+    answer["themes"] = [{"text": THEME, "cites": [first]}]
+    answer["anchors"] = [{"text": ANCHOR, "cites": [first]}]
+    return ChatReply.text(json.dumps(answer))
+
+
 def is_executor_call(body: dict[str, Any]) -> bool:
     """The action organ's executor call: its `format` is the proposal schema (`anyOf`)."""
     schema = body.get("format")
@@ -76,6 +127,8 @@ async def serve(port: int) -> None:
     """Serve until killed."""
     server = FakeOllama()
     server.port = port
+    server.when(is_n1, n1)
+    server.when(is_synthesis, synthesis)
     server.when(
         lambda body: wants_reply_object(body) and ASK in last_user_text(body),
         ChatReply.text(

@@ -4,8 +4,9 @@ A real Home Assistant process (with its frontend) and the fake Ollama run on 127
 system Chromium (Debian's `chromium`) is driven through Playwright's Python API, which downloads
 no browser of its own. Ana (the owner, an administrator) and Bob (an ordinary user) each remember
 something privately; each sees their own private memory and the household's, never the other's;
-Bob forgets his after confirming, and it disappears from his page without a reload. Screenshots
-go to `tests/browser/artifacts/` (not committed; the README's come from here).
+Bob forgets his after confirming, and it disappears from his page without a reload. Ana's turns
+give her an inbox item (N+1) and a synthesis (`alto.synthesize`), shown on her page and not on
+Bob's. Screenshots go to `tests/browser/artifacts/` (not committed; the README's come from here).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from custom_components.alto.memory.qualification import record_qualification
 
 from ..fake_ollama import CHAT_MODEL, digest_of
 from ..live.ha_process import HomeAssistantProcess
-from .scripted_ollama import SISTER, THOUGHT
+from .scripted_ollama import ANCHOR, OBSERVED, SISTER, THEME, THOUGHT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -138,6 +139,28 @@ def test_two_people_see_their_own_memories_and_forget_one(
     thought = ana.locator("alto-panel ul.thoughts li.thought", has_text=THOUGHT)
     expect(thought.locator(".chip")).to_have_text("Surfaced", timeout=WAIT_MS)
     expect(bob.locator("alto-panel ul.thoughts li.thought")).to_have_count(0)
+
+    # N+1 noted something about her kitchen-light request in her own inbox; she asks Alto to
+    # synthesize her turns now. Both reach her page live, in her private scope; not Bob's page.
+    noticed = ana.locator("alto-panel ul.inbox li.observation", has_text=OBSERVED)
+    expect(noticed).to_have_count(1, timeout=WAIT_MS)
+    expect(noticed.locator(".chip.scope")).to_have_text("Private")
+    expect(noticed.locator(".chip.urgency")).to_have_text("Medium urgency")
+    expect(noticed.locator(".chip.box")).to_have_text("Pending")
+    # (REST, as the owner: Playwright's own event loop runs in this thread.)
+    called = ha.call("POST", f"/api/services/{DOMAIN}/synthesize?return_response", {})
+    assert called["service_response"]["synthesis"]["themes"][0]["text"] == THEME
+    mine = ana.locator("alto-panel section#synthesis .synthesis.private")
+    expect(mine.locator("h3")).to_have_text("Your conversations", timeout=WAIT_MS)
+    expect(mine.locator("dt.themes")).to_have_text("Themes")
+    expect(mine.locator("dd")).to_have_text([THEME, ANCHOR])
+    expect(mine.locator(".chip.trigger")).to_have_text("On demand")
+    expect(bob.locator("alto-panel section#inbox p.empty")).to_have_text(
+        "Alto has noticed nothing for you yet."
+    )
+    expect(bob.locator("alto-panel ul.inbox li")).to_have_count(0)
+    expect(bob.locator("alto-panel section#synthesis p.empty")).to_have_text("No synthesis yet.")
+    expect(bob.locator("alto-panel .synthesis")).to_have_count(0)
 
     # Each sees the household's memory and their own private one, never the other's.
     people = ((ana, "Ana", ANA_SECRET, BOB_SECRET), (bob, "Bob", BOB_SECRET, ANA_SECRET))

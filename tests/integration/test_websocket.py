@@ -26,13 +26,16 @@ from pytest_homeassistant_custom_component.typing import (
 )
 
 from custom_components.alto.action_organ import signal_intent
+from custom_components.alto.const import CONF_BREATHER, CONF_REFLECT
 from custom_components.alto.memory.records import HOUSEHOLD, Row
 from custom_components.alto.panel import PANEL_URL_PATH, STATIC_URL
 from custom_components.alto.panel_api import memories_view, source_of
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.thoughts import signal_thought
 
-from .helpers import alto_service, memory
+from ..fake_ollama import ChatReply, FakeOllama
+from .helpers import alto_service, converse, memory
+from .test_reflection import Body, answer, kind_of, said_in, settle
 
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
@@ -365,6 +368,118 @@ async def test_a_thought_shows_only_to_whom_its_memories_belong_and_goes_with_th
 
     await ana.ok(type="alto/forget", memory_id=ana_id)
     assert [t["thought"] for t in (await ana.view())["thoughts"]] == [None, "Bins go out."]
+
+
+# -- the reflect organ's inbox and latest synthesis ------------------------------------------------
+# What N+1 notes for a turn that speaks of each word, and the theme a synthesis finds in it.
+NOTES = {
+    "plumber": "Ana said she would call the plumber; nothing shows it happened.",
+    "dentist": "The dentist appointment still has no time.",
+}
+THEMES = {"plumber": "Waiting on the plumber", "dentist": "The family's dentist visits"}
+
+
+def observe(body: Body) -> ChatReply:
+    """N+1: one low-urgency item per word of `NOTES` said in the turns shown."""
+    observations = [
+        {"mandate": "complete", "turns": turns, "content": note, "urgency": "low"}
+        for word, note in NOTES.items()
+        if (turns := said_in(body, word))
+    ]
+    return answer(observations=observations, nominations=[])
+
+
+def synthesize(body: Body) -> ChatReply:
+    """A synthesis: a theme per word of `THEMES` in the turns shown, citing the first turn."""
+    shown = body["messages"][1]["content"]
+    element = body["format"]["properties"]["themes"]["items"]["properties"]["cites"]["items"]
+    first = next(ref for ref in element["enum"] if ref.startswith("T"))
+    themes = [{"text": theme, "cites": [first]} for word, theme in THEMES.items() if word in shown]
+    empty = {name: [] for name in ("emotions", "tensions", "anchors", "evolution", "patterns")}
+    return answer(themes=themes, **empty)
+
+
+class TestInboxAndSynthesis:
+    """Each viewer sees the household's inbox and synthesis and their own, never another's."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """No breather: N+1 runs as soon as a turn has ended."""
+        return {CONF_REFLECT: {CONF_BREATHER: 0}}
+
+    @pytest.fixture
+    def scripted(self, fake_ollama: FakeOllama) -> FakeOllama:
+        """N+1 notes `NOTES`, synthesis finds `THEMES`."""
+        fake_ollama.when(lambda body: kind_of(body) == "n1", observe)
+        fake_ollama.when(lambda body: kind_of(body) == "synthesize", synthesize)
+        return fake_ollama
+
+    async def test_nothing_yet_is_an_empty_inbox_and_no_synthesis(
+        self, ana: Person, bob: Person
+    ) -> None:
+        """Before any turn: empty lists and None for both scopes."""
+        for person in (ana, bob):
+            view = await person.view()
+            assert view["inbox"] == []
+            assert view["synthesis"] == {"household": None, "private": None}
+
+    async def test_household_items_for_everyone_private_ones_for_their_owner(
+        self, hass: HomeAssistant, scripted: FakeOllama, ana: Person, bob: Person
+    ) -> None:
+        """Ana sees both scopes' items and syntheses, Bob the household's only.
+
+        A household turn and one of Ana's, each synthesized on demand; no user id is shown.
+        """
+        as_ana = Context(user_id=ana.user.id)
+        await converse(hass, "The dentist rang about the appointment.")
+        await converse(hass, "I'll call the plumber this afternoon.", context=as_ana)
+        await settle(hass)
+        household = await alto_service(hass, "synthesize", {})
+        private = await alto_service(hass, "synthesize", {}, as_ana)
+        assert (household["scope"], private["scope"]) == (HOUSEHOLD, ana.user.id)
+
+        ana_view, bob_view = await ana.view(), await bob.view()
+        assert {(i["scope"], i["content"]) for i in ana_view["inbox"]} == {
+            ("private", NOTES["plumber"]),
+            ("household", NOTES["dentist"]),
+        }
+        assert [(i["scope"], i["content"]) for i in bob_view["inbox"]] == [
+            ("household", NOTES["dentist"])
+        ]
+        item = bob_view["inbox"][0]
+        assert (item["urgency"], item["box"]) == ("low", "pending")
+        assert isinstance(item["when"], int)
+
+        shown = ana_view["synthesis"]
+        assert shown["private"]["elements"] == [{"field": "themes", "texts": [THEMES["plumber"]]}]
+        assert shown["household"]["elements"] == [{"field": "themes", "texts": [THEMES["dentist"]]}]
+        assert (shown["household"]["trigger"], shown["private"]["trigger"]) == ("demand", "demand")
+        assert bob_view["synthesis"] == {"household": shown["household"], "private": None}
+        for view in (ana_view, bob_view):
+            shown_sections = str((view["inbox"], view["synthesis"]))
+            assert ana.user.id not in shown_sections
+            assert bob.user.id not in shown_sections
+
+    async def test_a_subscriber_gets_their_new_item_and_nobody_elses(
+        self, hass: HomeAssistant, scripted: FakeOllama, ana: Person, bob: Person
+    ) -> None:
+        """Ana's item reaches her subscribed panel when N+1 notes it; Bob is sent nothing."""
+        subscriptions = {}
+        for person in (ana, bob):
+            await person.ws.send_json_auto_id({"type": "alto/subscribe"})
+            subscribed = await person.ws.receive_json()
+            assert subscribed["success"]
+            subscriptions[person.user.name] = subscribed["id"]
+            assert (await _next_view(person, subscribed["id"]))["inbox"] == []
+
+        as_ana = Context(user_id=ana.user.id)
+        await converse(hass, "I'll call the plumber this afternoon.", context=as_ana)
+        inbox: list[dict[str, Any]] = []
+        while not inbox:  # her turn's memory comes first; the item once N+1 has run
+            inbox = (await _next_view(ana, subscriptions["Ana"]))["inbox"]
+        assert [i["content"] for i in inbox] == [NOTES["plumber"]]
+        # (Not `settle`: it waits for background tasks, and a subscription is one until closed.)
+        await _nothing_arrives(hass, bob)
 
 
 # -- how a memory is shown ------------------------------------------------------------------------

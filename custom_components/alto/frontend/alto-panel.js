@@ -5,12 +5,14 @@
 //
 // Memory text is whatever people said: it is only ever set as textContent, never as markup.
 
-// Sections in the order they show; each renders one key of the view. A later section (the
-// inbox, a synthesis) is one more entry here and one more key in panel_api.SECTIONS.
+// Sections in the order they show; each renders one key of the view. A later section is one
+// more entry here and one more key in panel_api.SECTIONS.
 const SECTIONS = [
   { key: "memories", title: "memories", render: (panel, data) => panel.renderMemories(data) },
   { key: "thoughts", title: "thoughts", render: (panel, data) => panel.renderThoughts(data) },
   { key: "intents", title: "intents", render: (panel, data) => panel.renderIntents(data) },
+  { key: "inbox", title: "inbox", render: (panel, data) => panel.renderInbox(data) },
+  { key: "synthesis", title: "synthesis", render: (panel, data) => panel.renderSynthesis(data) },
   { key: "admin", title: "admin", render: (panel, data) => panel.renderAdmin(data) },
 ];
 
@@ -52,7 +54,16 @@ const STYLE = `
     color: white; }
   .chip.refused, .chip.failed, .chip.declined, .chip.dropped { background: var(--error-color, #db4437);
     color: white; }
-  .chip.awaiting_confirmation { background: var(--warning-color, #ffa600); color: black; }
+  .chip.awaiting_confirmation, .chip.urgency.high { background: var(--warning-color, #ffa600);
+    color: black; }
+  .chip.urgency.critical { background: var(--error-color, #db4437); color: white; }
+  li.observation.sent { opacity: 0.75; }
+  .synthesis + .synthesis { margin-top: 20px; }
+  h3 { margin: 0 0 4px; font-size: 16px; font-weight: 500; }
+  .synthesis .meta { margin-bottom: 10px; }
+  .synthesis dl { margin: 0; }
+  ul.texts { gap: 4px; }
+  ul.texts li { border: none; padding: 0; overflow-wrap: anywhere; }
   .replaced { font-size: 13px; margin-top: 4px; color: var(--secondary-text-color); }
   .empty { color: var(--secondary-text-color); margin: 0; }
   .status-line { min-height: 20px; color: var(--error-color, #db4437); }
@@ -442,6 +453,50 @@ class AltoPanel extends HTMLElement {
         h("span", {}, intent.user ? this.t("said_by", { name: intent.user }) : this.t("intent_no_user")),
         h("span", { class: "when" }, this.formatWhen(intent.when))),
     )))];
+  }
+
+  // -- what the reflect passes gave back -------------------------------------------------------
+  _scopeChip(scope) {
+    return h("span", { class: `chip scope ${scope}` },
+      this.t(scope === "private" ? "scope_private" : "scope_household"));
+  }
+
+  renderInbox(items) {
+    if (!items.length) return [h("p", { class: "empty" }, this.t("no_inbox"))];
+    return [h("ul", { class: "inbox" }, items.map((item) => h(
+      "li",
+      { class: `observation ${item.box} ${item.scope}` },
+      h("p", { class: "quote" }, item.content),
+      h("div", { class: "meta" },
+        h("span", { class: `chip urgency ${item.urgency}` }, this.t(`urgency_${item.urgency}`)),
+        h("span", { class: `chip box ${item.box}` }, this.t(`box_${item.box}`)),
+        this._scopeChip(item.scope),
+        h("span", { class: "when" }, this.formatWhen(item.when))),
+    )))];
+  }
+
+  renderSynthesis(syntheses) {
+    const shown = ["private", "household"].filter((scope) => syntheses[scope]);
+    if (!shown.length) return [h("p", { class: "empty" }, this.t("no_synthesis"))];
+    return shown.map((scope) => {
+      const synthesis = syntheses[scope];
+      return h(
+        "div",
+        { class: `synthesis ${scope}` },
+        h("h3", {}, this.t(`synthesis_of_${scope}`)),
+        h("div", { class: "meta" },
+          this._scopeChip(scope),
+          h("span", { class: "chip trigger" }, this.t(`trigger_${synthesis.trigger}`)),
+          h("span", { class: "when" }, this.formatWhen(synthesis.when))),
+        synthesis.elements.length
+          ? h("dl", { class: "elements" }, synthesis.elements.flatMap((element) => [
+              h("dt", { class: element.field }, this.t(`synthesis_${element.field}`)),
+              h("dd", {}, h("ul", { class: "texts" },
+                element.texts.map((text) => h("li", {}, text)))),
+            ]))
+          : h("p", { class: "empty" }, this.t("synthesis_empty")),
+      );
+    });
   }
 
   // -- administration ---------------------------------------------------------------------------

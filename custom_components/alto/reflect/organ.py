@@ -449,6 +449,11 @@ class Reflector:
             return SynthesisReport(scope, trigger, covered)
         return SynthesisReport(scope, trigger, covered, made[0][0], made[0][1])
 
+    async def latest_synthesis(self, scope: str) -> Synthesis | None:
+        """The scope's newest kept synthesis, or None when it has none."""
+        state = (await self._scope(scope)).state
+        return state.syntheses[-1] if state.syntheses else None
+
     async def impressions(self, scope: str) -> str:
         """The system prompt's "Alto's impressions" section for this scope, or ""."""
         state = (await self._scope(scope)).state
