@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
@@ -18,6 +19,9 @@ from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.store import MemoryStore
 
 from .fake_ollama import FakeOllama
+
+if TYPE_CHECKING:
+    from .local_model import LocalOllama
 
 
 def pytest_report_header() -> str:
@@ -42,6 +46,20 @@ def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 async def fake_ollama(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
     """A running fake Ollama server on 127.0.0.1."""
     server = FakeOllama()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def local_ollama(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
+    """The real small models behind Ollama's API on 127.0.0.1 (`tests/local_model.py`).
+
+    A model loads on first use; `preload` loads the chat model now.
+    """
+    from .local_model import LocalOllama  # llama.cpp is loaded only where it is used
+
+    server = LocalOllama()
     await server.start()
     yield server
     await server.stop()

@@ -28,15 +28,6 @@ ASK = [{"role": "user", "content": "Name three rooms of a house."}]
 
 
 @pytest.fixture
-async def local_ollama(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
-    """The local model server on 127.0.0.1, a free port."""
-    server = LocalOllama()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
 def client(local_ollama: LocalOllama) -> ollama.AsyncClient:
     """The real client, pointed at the server."""
     return ollama.AsyncClient(host=local_ollama.url)

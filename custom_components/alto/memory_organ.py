@@ -286,14 +286,7 @@ class MemoryOrgan:
         """Make a turn's source durable (journaled, fsync'd, no model call) before the reply
         returns; its interpretation follows in the background. Never raises."""
         owner = actor or HOUSEHOLD  # a known speaker's words are theirs; a satellite's, the home's
-        item = IntakeInput(
-            text=text,
-            source_id=source_id,
-            owner=owner,
-            scope=owner,
-            actor=actor,
-            said_at=int(dt_util.utcnow().timestamp()),
-        )
+        item = _said_now(text, source_id, owner, actor)
         try:
             report = await self._writer.async_accept(item)
         except asyncio.CancelledError:
@@ -329,14 +322,7 @@ class MemoryOrgan:
     ) -> IntakeReport:
         """An explicit memory (`alto.remember`, a new todo item); remembers that arrive together
         are written as one entry."""
-        item = IntakeInput(
-            text=text,
-            source_id=source_id,
-            owner=owner,
-            scope=owner,
-            actor=actor,
-            said_at=int(dt_util.utcnow().timestamp()),
-        )
+        item = _said_now(text, source_id, owner, actor)
         report = await self._writer.async_remember(item)
         fire_report(self._hass, report, item)
         return report
@@ -401,3 +387,15 @@ class MemoryOrgan:
     @callback
     def _changed(self) -> None:
         async_dispatcher_send(self._hass, signal_memory_changed(self._entry_id))
+
+
+def _said_now(text: str, source_id: str, owner: str, actor: str | None) -> IntakeInput:
+    """An input said now by `actor`, owned (and seen) by `owner`."""
+    return IntakeInput(
+        text=text,
+        source_id=source_id,
+        owner=owner,
+        scope=owner,
+        actor=actor,
+        said_at=int(dt_util.utcnow().timestamp()),
+    )

@@ -278,7 +278,7 @@ def _read_memory(
     sources = {row.id: row for row in memory.store.get(sorted(thought_ids))}
     counts: Counter[str] = Counter()
     # Every stored row has codes: the selection snapshot's ids are all of them.
-    snapshot = memory.store.state.snapshot() if every_owner else None
+    snapshot = memory.store.codes_snapshot() if every_owner else None
     if snapshot is not None:
         for row in memory.store.get(snapshot.ids.tolist()):
             if row.scope != HOUSEHOLD and row.status == CURRENT:

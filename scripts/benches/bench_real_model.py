@@ -109,6 +109,7 @@ async def test_real_model_three_ways(
 ) -> None:
     """Print the table; nothing is asserted (a bench, not a test)."""
     server = local_ollama
+    await server.preload()
     await quiet_home(hass, tmp_path)
     platforms = [Platform.LIGHT, Platform.LOCK, Platform.COVER, Platform.CLIMATE, Platform.SWITCH]
     with patch(
@@ -198,6 +199,7 @@ async def test_prompt_time_with_stepped_trims(
     once the history is full (21-40), median and total.
     """
     server = local_ollama
+    await server.preload()
     await quiet_home(hass, tmp_path)
     user = Context(user_id=hass_admin_user.id)
     options = {

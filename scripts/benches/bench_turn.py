@@ -41,10 +41,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import AsyncGenerator
 from typing import Any
 
-import pytest
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session
@@ -113,15 +111,6 @@ def _turns() -> int:
     if os.environ.get("ALTO_BENCH_TURNS"):
         return max(1, int(os.environ["ALTO_BENCH_TURNS"]))
     return QUICK_TURNS if os.environ.get("ALTO_BENCH_QUICK") else FULL_TURNS
-
-
-@pytest.fixture
-async def fake(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
-    """The fake model server both agents talk to."""
-    server = FakeOllama()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 async def _agents(hass: HomeAssistant, fake: FakeOllama) -> dict[str, str]:

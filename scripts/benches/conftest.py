@@ -9,7 +9,6 @@ the one HA's loader finds (the harness puts its own test config dir's `custom_co
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
@@ -19,24 +18,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import custom_components.alto  # noqa: E402, F401
+from tests.conftest import fake_ollama, local_ollama  # noqa: E402, F401 - the tests' fixtures
 from tests.fake_ollama import FakeOllama  # noqa: E402
-from tests.local_model import LocalOllama  # noqa: E402
 
 
 @pytest.fixture
-async def fake(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
-    """The fake model server."""
-    server = FakeOllama()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def local_ollama(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
-    """The real small models on 127.0.0.1 (tests/local_model.py), the chat model loaded."""
-    server = LocalOllama()
-    await server.start()
-    await server.preload()
-    yield server
-    await server.stop()
+def fake(fake_ollama: FakeOllama) -> FakeOllama:  # noqa: F811 - the fixture, by name
+    """The fake model server (the tests' `fake_ollama`)."""
+    return fake_ollama

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -59,16 +58,6 @@ INTERNAL = re.compile(rf"\b[0-9a-f]{{32}}\b|\[(?:{'|'.join(MEMORY_KINDS)});", re
 EFFECTED = {"executed", "confirmed"}
 
 
-@pytest.fixture
-async def local_ollama(socket_enabled: None) -> AsyncGenerator[LocalOllama]:
-    """The real small model on 127.0.0.1, loaded before the first turn."""
-    server = LocalOllama()
-    await server.start()
-    await server.preload()
-    yield server
-    await server.stop()
-
-
 def _watched(hass: HomeAssistant) -> dict[str, str]:
     return {
         state.entity_id: state.state
@@ -92,6 +81,7 @@ async def test_household_conversation_keeps_every_invariant(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """25 household turns with the real model: Alto's guarantees hold whatever it answers."""
+    await local_ollama.preload()  # loaded before the first turn, not during it
     assert await async_setup_component(hass, "conversation", {})
     entry = MockConfigEntry(
         domain=DOMAIN,
