@@ -167,10 +167,13 @@ STEPS_TURNS = 40
 
 async def _prompt_times(
     hass: HomeAssistant, server: LocalOllama, user: Context
-) -> list[tuple[int, int]]:
-    """(prompt tokens evaluated, prompt eval ns) of each of STEPS_TURNS turns' chat call."""
+) -> list[tuple[int, int, bool]]:
+    """Per turn of STEPS_TURNS: the prompt tokens its chat call evaluated, the prompt eval ns,
+    and whether the model's previous generation was the previous turn's chat call (else an
+    executor call in between replaced the server's cache, whatever the prompt)."""
     conversation_id = None
     measured = []
+    calls_before = 1
     for turn in range(STEPS_TURNS):
         text = f"{CHAT[turn % len(CHAT)]} (turn {turn + 1})"
         seen = len(server.results)
@@ -179,8 +182,9 @@ async def _prompt_times(
         )
         await hass.async_block_till_done()
         conversation_id = result.conversation_id
-        first = server.results[seen]  # the turn's own chat call: nothing else calls the model
-        measured.append((first.prompt_eval_count, first.prompt_eval_duration))
+        first = server.results[seen]  # the turn's own chat call comes first
+        measured.append((first.prompt_eval_count, first.prompt_eval_duration, calls_before == 1))
+        calls_before = len(server.results) - seen
     return measured
 
 
@@ -196,7 +200,9 @@ async def test_prompt_time_with_stepped_trims(
     One conversation each, history kept at the default 20 turns; memory, the Surfacer and the
     background passes off, so the turn's chat call is the only model call. Printed: the prompt
     tokens the model evaluated (not reused from its cache) and the prompt time, over the turns
-    once the history is full (21-40), median and total.
+    once the history is full (21-40), median and total: over all of them, and over the clean
+    ones (no executor call since the previous turn's chat call: the local server keeps one
+    cache, as Ollama keeps one per model slot, so an executor call in between replaces it).
     """
     server = local_ollama
     await server.preload()
@@ -222,14 +228,17 @@ async def test_prompt_time_with_stepped_trims(
 
     print(f"\n{STEPS_TURNS} turns, history 20 turns, {CHAT_MODEL}; turns 21-{STEPS_TURNS}:")
     print(
-        f"{'history':<20} {'tokens p50':>10} {'tokens sum':>10} "
+        f"{'history':<20} {'turns':>5} {'tokens p50':>10} {'tokens sum':>10} "
         f"{'prompt s p50':>12} {'prompt s sum':>12}"
     )
     for label, measured in rows.items():
-        full = measured[20:]
-        tokens = [t for t, _ in full]
-        seconds = [ns / 1e9 for _, ns in full]
-        print(
-            f"{label:<20} {statistics.median(tokens):>10.0f} {sum(tokens):>10} "
-            f"{statistics.median(seconds):>12.2f} {sum(seconds):>12.1f}"
-        )
+        for which, kept in (("all", measured[20:]), ("clean", [m for m in measured[20:] if m[2]])):
+            if not kept:
+                continue
+            tokens = [t for t, _, _ in kept]
+            seconds = [ns / 1e9 for _, ns, _ in kept]
+            print(
+                f"{label + ', ' + which:<28} {len(kept):>5} {statistics.median(tokens):>10.0f} "
+                f"{sum(tokens):>10} {statistics.median(seconds):>12.2f} {sum(seconds):>12.1f}"
+            )
+    print("clean: the turn's previous model call was the previous turn's chat call")
