@@ -203,6 +203,8 @@ class MemoryStore:
             self.state.apply(mutation)
         if mutation.delete or self.state.applied - self._saved >= CHECKPOINT_EVERY:
             self._save_checkpoint()
+        # Read the new rows' words now, in the writer's thread, not in the next turn's.
+        warm(mutation.upsert, {})
 
     def get(self, ids: Sequence[int]) -> list[Row]:
         """The stored rows among `ids`, in the given order."""
