@@ -97,6 +97,11 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def is_render(body: dict[str, Any]) -> bool:
+    """A Surfacer render: non-streamed, no `format` (see `surface.render.render_for`)."""
+    return body.get("stream") is False and "format" not in body
+
+
 def embed_text(text: str, dim: int) -> list[float]:
     """Deterministic bag-of-words vector: texts sharing words get similar vectors.
 

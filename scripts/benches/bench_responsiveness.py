@@ -32,7 +32,7 @@ from custom_components.alto.const import (
     CONF_MEMORY_MODE,
 )
 from scripts.benches.harness import add_alto, quiet_home
-from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
+from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, is_render
 from tests.integration.helpers import converse, converse_and_wait_for_background, spoken
 from tests.integration.test_responsiveness import (
     NAMES,
@@ -40,7 +40,6 @@ from tests.integration.test_responsiveness import (
     TURNS,
     Watchdog,
     chatter,
-    is_render,
     learn_names,
     name,
 )

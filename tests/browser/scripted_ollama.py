@@ -25,7 +25,7 @@ from typing import Any
 
 from custom_components.alto.memory.profile import CLASSIFICATION_INSTRUCTION, STATEMENT_INSTRUCTION
 
-from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
+from ..fake_ollama import ChatReply, FakeOllama, is_render, last_user_text, wants_reply_object
 
 ASK = "kitchen light"
 PROPOSAL = {"tool": "call_ha_service", "entity": "light.kitchen", "service": "turn_on", "data": {}}
@@ -66,11 +66,6 @@ def instruction(body: dict[str, Any]) -> str:
     """The request's system message."""
     messages = body.get("messages") or [{}]
     return str(messages[0].get("content", ""))
-
-
-def is_render(body: dict[str, Any]) -> bool:
-    """A Surfacer render: non-streamed, no `format`."""
-    return body.get("stream") is False and "format" not in body
 
 
 def answer_fields(body: dict[str, Any]) -> dict[str, Any]:

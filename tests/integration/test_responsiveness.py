@@ -44,7 +44,7 @@ from custom_components.alto.memory.qualification import QualificationTable
 from custom_components.alto.surface.store_view import StoreMemoryView
 from custom_components.alto.thoughts import EVENT_THOUGHT
 
-from ..fake_ollama import FakeOllama
+from ..fake_ollama import FakeOllama, is_render
 from ..memory.conftest import MODEL_DIGEST, FakeModel
 from .helpers import converse, converse_and_wait_for_background, memory, spoken
 
@@ -59,11 +59,6 @@ QUALIFIED = QualificationTable(frozenset({(MODEL_DIGEST, processor_digest())}))
 # Names and chatter are drawn from different letters, so no chatter word is ever a name's word.
 _NAME_SYLLABLES = ("zan", "zor", "zel", "zim", "zub", "zok", "zet", "zir")
 _CHAT_SYLLABLES = tuple(c + v for c in "bdfgklmnprstv" for v in "aeiou")
-
-
-def is_render(body: dict[str, Any]) -> bool:
-    """A Surfacer render: non-streamed, no `format` (see `surface.render.render_for`)."""
-    return body.get("stream") is False and "format" not in body
 
 
 def name(n: int) -> str:

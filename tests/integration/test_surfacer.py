@@ -30,7 +30,7 @@ from custom_components.alto.surface.store_view import StoreMemoryView
 from custom_components.alto.surface.surfacer import SYSTEM_INSTRUCTION, render_messages
 from custom_components.alto.thoughts import EVENT_THOUGHT
 
-from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
+from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama, is_render
 from .helpers import (
     MARIA,
     converse,
@@ -59,11 +59,6 @@ STATEMENTS: dict[str, list[list[Any]]] = {
 
 
 # -- telling requests apart -----------------------------------------------------------------------
-def is_render(body: dict[str, Any]) -> bool:
-    """A Surfacer render: non-streamed, no `format` (see `surface.render.render_for`)."""
-    return body.get("stream") is False and "format" not in body
-
-
 def renders(fake: FakeOllama) -> list[dict[str, Any]]:
     """The Surfacer's render requests, in order."""
     return [body for body in fake.chat_requests if is_render(body)]

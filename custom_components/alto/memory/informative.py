@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .lexical import WORD
+
 # A sentence ends at . ! ? or …, except a dot between digits ("7.30").
 _SENTENCE = re.compile(r"(?:[^.!?…]|(?<=\d)\.(?=\d))+[.!?…]*")
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 _QUESTION_OPENERS_WORDS = (
     "what when where who whom whose why how which is are am was were do does did can could "
@@ -60,7 +61,7 @@ def is_informative(text: str) -> bool:
 
 
 def _tells(sentence: str) -> bool:
-    words = [w.casefold().replace("’", "'") for w in _WORD.findall(sentence)]
+    words = [w.casefold().replace("’", "'") for w in WORD.findall(sentence)]
     end = sentence.rstrip()[-1:]
     if not words or end == "?":
         return False

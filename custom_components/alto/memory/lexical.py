@@ -25,7 +25,8 @@ import snowballstemmer
 
 IDF_BITS = 16  # fixed-point fraction bits of an inverse document frequency
 _K1_NUM, _K1_DEN = 6, 5
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
+# A word, with any apostrophe inside it ("Sofia's", "don’t"); `informative` reads words alike.
+WORD = re.compile(r"\w+(?:['’]\w+)*")
 _CLITIC = re.compile(r"['’](?:s|m|re|ve|d|ll|t)$")
 _STEMMER = snowballstemmer.stemmer("english")
 _STOPWORDS_WORDS = (
@@ -41,7 +42,7 @@ type Terms = Mapping[str, int]  # stemmed term -> count in one text
 @lru_cache(maxsize=65536)
 def terms(text: str) -> Terms:
     """The stemmed content terms of `text` with their counts."""
-    words = (_CLITIC.sub("", w.casefold()) for w in _WORD.findall(text))
+    words = (_CLITIC.sub("", w.casefold()) for w in WORD.findall(text))
     return Counter(_STEMMER.stemWord(w) for w in words if w and w not in STOPWORDS)
 
 

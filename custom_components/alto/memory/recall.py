@@ -67,6 +67,7 @@ _VALUES_WORDS = (
 )
 UPDATE_MARKERS = frozenset(terms(_UPDATE_MARKERS_WORDS))
 VALUES = frozenset(terms(_VALUES_WORDS))
+_NOT_SUBJECT = VALUES | UPDATE_MARKERS
 DAY_S = 86400
 KINDS: dict[int | str, str] = {
     KIND_SOURCE: "said",
@@ -102,7 +103,7 @@ def shares_subject(newer: Row, older: Row) -> bool:
 
 
 def _core(text: str) -> set[str]:
-    return {t for t in terms(text) if not t.isdigit() and t not in VALUES | UPDATE_MARKERS}
+    return {t for t in terms(text) if not t.isdigit() and t not in _NOT_SUBJECT}
 
 
 def competes(row: Row) -> bool:
@@ -127,28 +128,42 @@ def warm(rows: Sequence[Row], names: Mapping[str, str]) -> None:
 def rank(
     rows: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str] = {}
 ) -> list[Row]:
-    """Steps 1 and 2: the first CONSIDERED competing rows, best first.
+    """Steps 1 and 2: the first CONSIDERED competing rows, best first."""
+    return _fused(*_competing(rows, cosine), query, names)
+
+
+def _competing(rows: Sequence[Row], cosine: Sequence[int]) -> tuple[list[Row], list[int]]:
+    """Step 1: the rows that compete, and their cosine scores."""
+    pairs = [(row, score) for row, score in zip(rows, cosine, strict=True) if competes(row)]
+    return [row for row, _ in pairs], [score for _, score in pairs]
+
+
+def _fused(
+    pool: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str]
+) -> list[Row]:
+    """Step 2 over competing rows: the first CONSIDERED by fused rank.
 
     Only a row among the first DEPTH of either ranking can be among them: any other has a fused
     score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
     CONSIDERED by cosine has at least. So only those rows are fused, as exact fractions.
     """
-    pairs = [(row, score) for row, score in zip(rows, cosine, strict=True) if competes(row)]
-    if not pairs:
+    if not pool:
         return []
-    lexical = bm25(query, [lexical_document(row, names) for row, _ in pairs])
-    said = np.array([row.said_at for row, _ in pairs], dtype=np.int64)
-    ids = np.array([row.id for row, _ in pairs], dtype=np.int64)
+    lexical = bm25(query, [lexical_document(row, names) for row in pool])
+    said = np.array([row.said_at for row in pool], dtype=np.int64)
+    ids = np.array([row.id for row in pool], dtype=np.int64)
     fused: dict[int, Fraction] = {}
-    cosine_column = np.array([score for _, score in pairs], dtype=np.int64)
-    for column, scored_only in ((cosine_column, False), (np.array(lexical, dtype=np.int64), True)):
+    for column, scored_only in (
+        (np.array(cosine, dtype=np.int64), False),
+        (np.array(lexical, dtype=np.int64), True),
+    ):
         order = np.lexsort((-ids, -said, -column))[:DEPTH]  # best first, then the newer
         for place, i in enumerate(order.tolist(), start=1):
             if scored_only and column[i] == 0:  # no word in common: no lexical term
                 break
             fused[i] = fused.get(i, Fraction(0)) + Fraction(1, RRF_K + place)
     best = sorted(fused, key=lambda i: (-fused[i], -said[i], -ids[i]))
-    return [pairs[i][0] for i in best[:CONSIDERED]]
+    return [pool[i] for i in best[:CONSIDERED]]
 
 
 # (candidates, pool) -> each candidate's integer cosine scores against each pool row: [c, p].
@@ -209,8 +224,8 @@ def turn_block(
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes
-    pool = [row for row in rows if competes(row)]
-    for row in newer_first(rank(rows, cosine, query, names), pool, similar):
+    pool, pool_cosine = _competing(rows, cosine)
+    for row in newer_first(_fused(pool, pool_cosine, query, names), pool, similar):
         cost = len(render(row).encode("utf-8"))
         text = " ".join(row.document.casefold().split())
         if cost <= budget and text not in texts:
