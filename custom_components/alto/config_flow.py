@@ -64,23 +64,6 @@ from .const import (
     CONF_SYNTHESIS_INTERVAL,
     CONF_SYNTHESIS_MODEL,
     CONF_URL,
-    DEFAULT_BREATHER,
-    DEFAULT_CHROMA_PORT,
-    DEFAULT_GPU,
-    DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_HISTORY,
-    DEFAULT_MEMORY_MODE,
-    DEFAULT_NUM_CTX,
-    DEFAULT_PASS_ENABLED,
-    DEFAULT_PLAIN_REPLY_FALLBACK,
-    DEFAULT_PROMPT,
-    DEFAULT_REFLECTION_INTERVAL,
-    DEFAULT_REPLY_CHANNEL,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_SURFACER_ENABLED,
-    DEFAULT_SURFACER_RECALL,
-    DEFAULT_SURFACER_WAIT,
-    DEFAULT_SYNTHESIS_INTERVAL,
     DOMAIN,
     LOGGER,
     MAX_MAX_HISTORY,
@@ -97,7 +80,7 @@ from .model_client import (
     model_capabilities,
     normalize_url,
 )
-from .settings import ReplyChannel
+from .settings import AltoSettings, ReplyChannel
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 CHAT = "completion"  # Ollama's capability names
@@ -325,7 +308,7 @@ def _number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
     )
 
 
-def _consent_schema(current: dict[str, str]) -> probatio.Schema:
+def _consent_schema(current: Mapping[str, str]) -> probatio.Schema:
     """One tier selector per domain the action organ can touch."""
     tier = SelectSelector(
         SelectSelectorConfig(
@@ -340,41 +323,111 @@ def _consent_schema(current: dict[str, str]) -> probatio.Schema:
     )
 
 
-def _reflect_schema(current: Mapping[str, Any]) -> probatio.Schema:
+def _suggested(options: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The option as typed, for a field whose empty value means something (none, the chat model).
+
+    Not a default: the settings would show what an empty field resolves to, and saving the form
+    would then store it.
+    """
+    return {"description": {"suggested_value": options.get(key)}}
+
+
+def _reflect_schema(settings: AltoSettings, chosen: Mapping[str, Any]) -> probatio.Schema:
     """Each background pass on or off, its interval and model (empty: the chat model), and the
     breather after a turn before any of them starts."""
 
-    def default(key: str, value: Any) -> dict[str, Any]:
-        return {"default": current.get(key, value)}
-
     def model(key: str) -> dict[probatio.Marker, Any]:
-        suggested = {"suggested_value": current.get(key)}
-        return {probatio.Optional(key, description=suggested): TextSelector()}
+        return {probatio.Optional(key, **_suggested(chosen, key)): TextSelector()}
 
     return probatio.Schema(
         {
-            probatio.Required(CONF_N1_ENABLED, **default(CONF_N1_ENABLED, DEFAULT_PASS_ENABLED)): (
-                BooleanSelector()
-            ),
+            probatio.Required(CONF_N1_ENABLED, default=settings.n1.enabled): BooleanSelector(),
             **model(CONF_N1_MODEL),
             probatio.Required(
-                CONF_REFLECTION_ENABLED, **default(CONF_REFLECTION_ENABLED, DEFAULT_PASS_ENABLED)
+                CONF_REFLECTION_ENABLED, default=settings.reflection.enabled
             ): BooleanSelector(),
             probatio.Required(
-                CONF_REFLECTION_INTERVAL,
-                **default(CONF_REFLECTION_INTERVAL, DEFAULT_REFLECTION_INTERVAL),
+                CONF_REFLECTION_INTERVAL, default=settings.reflection_interval
             ): _number(5, 500),
             **model(CONF_REFLECTION_MODEL),
             probatio.Required(
-                CONF_SYNTHESIS_ENABLED, **default(CONF_SYNTHESIS_ENABLED, DEFAULT_PASS_ENABLED)
+                CONF_SYNTHESIS_ENABLED, default=settings.synthesis.enabled
             ): BooleanSelector(),
             probatio.Required(
-                CONF_SYNTHESIS_INTERVAL,
-                **default(CONF_SYNTHESIS_INTERVAL, DEFAULT_SYNTHESIS_INTERVAL),
+                CONF_SYNTHESIS_INTERVAL, default=settings.synthesis_interval
             ): _number(10, 1000),
             **model(CONF_SYNTHESIS_MODEL),
-            probatio.Required(CONF_BREATHER, **default(CONF_BREATHER, DEFAULT_BREATHER)): _number(
-                0, 60, 0.5
+            probatio.Required(CONF_BREATHER, default=settings.breather): _number(0, 60, 0.5),
+        }
+    )
+
+
+def _options_schema(settings: AltoSettings, options: Mapping[str, Any]) -> probatio.Schema:
+    """Every option, each defaulting to its current setting (`AltoSettings` holds the defaults)."""
+    return probatio.Schema(
+        {
+            probatio.Optional(CONF_PROMPT, default=settings.prompt): TextSelector(
+                TextSelectorConfig(multiline=True)
+            ),
+            probatio.Optional(CONF_ASSISTANT_NAME, **_suggested(options, CONF_ASSISTANT_NAME)): (
+                TextSelector()
+            ),
+            probatio.Optional(CONF_MAX_HISTORY, default=settings.max_history): _number(
+                0, MAX_MAX_HISTORY
+            ),
+            probatio.Optional(CONF_NUM_CTX, default=settings.num_ctx): _number(
+                MIN_NUM_CTX, MAX_NUM_CTX, 1024
+            ),
+            probatio.Optional(CONF_KEEP_ALIVE, default=settings.keep_alive_s): _number(-1, 86400),
+            probatio.Optional(CONF_REQUEST_TIMEOUT, default=settings.request_timeout): _number(
+                5, 600
+            ),
+            probatio.Optional(CONF_REPLY_CHANNEL, default=settings.reply_channel_option): (
+                SelectSelector(
+                    SelectSelectorConfig(
+                        options=["auto", *(c.value for c in ReplyChannel)],
+                        translation_key="reply_channel",
+                        mode=SelectSelectorMode.LIST,
+                    )
+                )
+            ),
+            probatio.Optional(
+                CONF_PLAIN_REPLY_FALLBACK, default=settings.plain_reply_fallback
+            ): BooleanSelector(),
+            probatio.Optional(CONF_MEMORY_MODE, default=str(settings.memory_mode)): SelectSelector(
+                SelectSelectorConfig(
+                    options=["0", "1", "2"],
+                    translation_key="memory_mode",
+                    mode=SelectSelectorMode.LIST,
+                )
+            ),
+            probatio.Optional(CONF_CHROMA_HOST, **_suggested(options, CONF_CHROMA_HOST)): (
+                TextSelector()
+            ),
+            probatio.Optional(CONF_CHROMA_PORT, default=settings.chroma_port): _number(1, 65535),
+            probatio.Optional(
+                CONF_SURFACER_ENABLED, default=settings.surfacer_enabled
+            ): BooleanSelector(),
+            probatio.Optional(
+                CONF_SURFACER_RECALL, default=settings.surfacer_recall
+            ): BooleanSelector(),
+            probatio.Optional(CONF_SURFACER_WAIT, default=settings.surfacer_wait): _number(
+                0, 10, 0.1
+            ),
+            probatio.Optional(CONF_SURFACER_MODEL, **_suggested(options, CONF_SURFACER_MODEL)): (
+                TextSelector()
+            ),
+            probatio.Optional(CONF_GPU, default=settings.gpu): SelectSelector(
+                SelectSelectorConfig(
+                    options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST
+                )
+            ),
+            probatio.Required(CONF_CONSENT): section(
+                _consent_schema(settings.consent), {"collapsed": True}
+            ),
+            # Optional, so a form sent without the section keeps every pass's current setting.
+            probatio.Optional(CONF_REFLECT, default={}): section(
+                _reflect_schema(settings, options.get(CONF_REFLECT) or {}), {"collapsed": True}
             ),
         }
     )
@@ -387,90 +440,6 @@ class AltoOptionsFlow(OptionsFlow):
         """One form with every option."""
         if user_input is not None:
             return self.async_create_entry(data=user_input)
-        options = self.config_entry.options
-        schema = probatio.Schema(
-            {
-                probatio.Optional(
-                    CONF_PROMPT, default=options.get(CONF_PROMPT, DEFAULT_PROMPT)
-                ): TextSelector(TextSelectorConfig(multiline=True)),
-                probatio.Optional(
-                    CONF_ASSISTANT_NAME,
-                    description={"suggested_value": options.get(CONF_ASSISTANT_NAME)},
-                ): TextSelector(),
-                probatio.Optional(
-                    CONF_MAX_HISTORY, default=options.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY)
-                ): _number(0, MAX_MAX_HISTORY),
-                probatio.Optional(
-                    CONF_NUM_CTX, default=options.get(CONF_NUM_CTX, DEFAULT_NUM_CTX)
-                ): _number(MIN_NUM_CTX, MAX_NUM_CTX, 1024),
-                probatio.Optional(
-                    CONF_KEEP_ALIVE, default=options.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE)
-                ): _number(-1, 86400),
-                probatio.Optional(
-                    CONF_REQUEST_TIMEOUT,
-                    default=options.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT),
-                ): _number(5, 600),
-                probatio.Optional(
-                    CONF_REPLY_CHANNEL,
-                    default=options.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL),
-                ): SelectSelector(
-                    SelectSelectorConfig(
-                        options=["auto", *(c.value for c in ReplyChannel)],
-                        translation_key="reply_channel",
-                        mode=SelectSelectorMode.LIST,
-                    )
-                ),
-                probatio.Optional(
-                    CONF_PLAIN_REPLY_FALLBACK,
-                    default=options.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK),
-                ): BooleanSelector(),
-                probatio.Optional(
-                    CONF_MEMORY_MODE,
-                    default=str(options.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
-                ): SelectSelector(
-                    SelectSelectorConfig(
-                        options=["0", "1", "2"],
-                        translation_key="memory_mode",
-                        mode=SelectSelectorMode.LIST,
-                    )
-                ),
-                probatio.Optional(
-                    CONF_CHROMA_HOST,
-                    description={"suggested_value": options.get(CONF_CHROMA_HOST)},
-                ): TextSelector(),
-                probatio.Optional(
-                    CONF_CHROMA_PORT, default=options.get(CONF_CHROMA_PORT, DEFAULT_CHROMA_PORT)
-                ): _number(1, 65535),
-                probatio.Optional(
-                    CONF_SURFACER_ENABLED,
-                    default=options.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED),
-                ): BooleanSelector(),
-                probatio.Optional(
-                    CONF_SURFACER_RECALL,
-                    default=options.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL),
-                ): BooleanSelector(),
-                probatio.Optional(
-                    CONF_SURFACER_WAIT,
-                    default=options.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT),
-                ): _number(0, 10, 0.1),
-                probatio.Optional(
-                    CONF_SURFACER_MODEL,
-                    description={"suggested_value": options.get(CONF_SURFACER_MODEL)},
-                ): TextSelector(),
-                probatio.Optional(
-                    CONF_GPU, default=options.get(CONF_GPU, DEFAULT_GPU)
-                ): SelectSelector(
-                    SelectSelectorConfig(
-                        options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST
-                    )
-                ),
-                probatio.Required(CONF_CONSENT): section(
-                    _consent_schema(options.get(CONF_CONSENT, {})), {"collapsed": True}
-                ),
-                # Optional, so a form sent without the section keeps every pass's default.
-                probatio.Optional(CONF_REFLECT, default={}): section(
-                    _reflect_schema(options.get(CONF_REFLECT, {})), {"collapsed": True}
-                ),
-            }
-        )
+        entry = self.config_entry
+        schema = _options_schema(AltoSettings.from_entry(entry), entry.options)
         return self.async_show_form(step_id="init", data_schema=schema)

@@ -66,12 +66,14 @@ from .reflect import (
     SynthesisReport,
 )
 from .reflect.records import valid_scope
-from .settings import AltoSettings
+from .settings import AltoSettings, PassSettings
 
 EVENT_OBSERVATION: Final = "alto_observation"
 EVENT_REFLECTION: Final = "alto_reflection"
 EVENT_SYNTHESIS: Final = "alto_synthesis"
 EVENT_PRESSURE: Final = "alto_context_pressure"
+# The pass kinds: the queue's, the model calls' and the diagnostics' keys, not option keys (each
+# pass's options are `AltoSettings.n1`, `.reflection` and `.synthesis`; see `_passes`).
 N1: Final = "n1"
 REFLECT: Final = "reflect"
 SYNTHESIZE: Final = "synthesize"
@@ -153,6 +155,11 @@ class PassCost:
         mean = self.total_s / self.runs * 1000 if self.runs else 0.0
         own = (self.total_s - self.model_s) / self.runs * 1000 if self.runs else 0.0
         return {"runs": self.runs, "mean_ms": round(mean, 1), "own_mean_ms": round(own, 1)}
+
+
+def _passes(settings: AltoSettings) -> dict[str, PassSettings]:
+    """Each pass kind's settings: whether it runs on its own, and its model."""
+    return {N1: settings.n1, REFLECT: settings.reflection, SYNTHESIZE: settings.synthesis}
 
 
 def _digest(text: str) -> str:
@@ -266,7 +273,7 @@ class ReflectionOrgan:
             on_result=self._on_result,
         )
         self.state = ReflectionState()
-        self.costs = {kind: PassCost() for kind in (N1, REFLECT, SYNTHESIZE)}
+        self.costs = {kind: PassCost() for kind in _passes(settings)}
         self._claimed: set[tuple[str, int]] = set()  # noticings in a turn, not yet sent
         self._tiers: dict[str, int] = {}  # the pressure tier each scope was last at
         self._unreflected: dict[str, float] = {}  # scope -> monotonic time of its last turn
@@ -284,11 +291,7 @@ class ReflectionOrgan:
         """The organ of an entry, each pass calling its own model with the entry's num_ctx."""
         models = {
             kind: call_model_for(client, chosen.model, num_ctx=settings.num_ctx)
-            for kind, chosen in (
-                (N1, settings.n1),
-                (REFLECT, settings.reflection),
-                (SYNTHESIZE, settings.synthesis),
-            )
+            for kind, chosen in _passes(settings).items()
         }
         return cls(hass, entry_id, settings=settings, models=models, memory=memory)
 
@@ -425,13 +428,10 @@ class ReflectionOrgan:
         if delivered:
             await self._async_inbox_changed(scope)
         self._unreflected[scope] = time.monotonic()
-        due, passes = receipt.due, self._settings
-        if due.n1 and passes.n1.enabled:
-            self.runner.submit(N1, scope)
-        if due.reflection and passes.reflection.enabled:
-            self.runner.submit(REFLECT, scope)
-        if due.synthesis and passes.synthesis.enabled:
-            self.runner.submit(SYNTHESIZE, scope)
+        due, passes = receipt.due, _passes(self._settings)
+        for kind, is_due in ((N1, due.n1), (REFLECT, due.reflection), (SYNTHESIZE, due.synthesis)):
+            if is_due and passes[kind].enabled:
+                self.runner.submit(kind, scope)
 
     # -- the passes --------------------------------------------------------------------------
     async def _call_model(self, messages: list[Message], schema: Schema) -> str:

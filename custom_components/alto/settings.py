@@ -73,12 +73,6 @@ class ReplyChannel(StrEnum):
     MARKERS = "markers"  # ¦speech¦ and ¤action¤ marks the model is asked to write
 
 
-def reply_channel(option: str) -> ReplyChannel:
-    """The channel an option value means. "auto" is the JSON answer: constrained decoding holds
-    any Ollama model to it, while marks are only asked for (a small model ignores them)."""
-    return ReplyChannel(option) if option in ReplyChannel else ReplyChannel.JSON
-
-
 @dataclass(frozen=True, slots=True)
 class PassSettings:
     """One background pass of the reflect organ: whether it runs on its own, and its model."""
@@ -112,7 +106,7 @@ class AltoSettings:
     surfacer_recall: bool = DEFAULT_SURFACER_RECALL
     surfacer_wait: float = DEFAULT_SURFACER_WAIT
     consent: Mapping[str, str] = field(default_factory=dict)
-    reply_channel: ReplyChannel = ReplyChannel.JSON
+    reply_channel_option: str = DEFAULT_REPLY_CHANNEL  # as chosen: "auto", "json" or "markers"
     # The reflect organ's passes (section `reflect` of the options). A disabled pass is never
     # started in the background; its service still runs it on demand.
     n1: PassSettings
@@ -126,6 +120,16 @@ class AltoSettings:
     def keep_alive(self) -> str:
         """Ollama's keep_alive (seconds, with the unit Ollama requires)."""
         return f"{self.keep_alive_s}s"
+
+    @property
+    def reply_channel(self) -> ReplyChannel:
+        """The channel the reply option means.
+
+        "auto" is the JSON answer: constrained decoding holds any Ollama model to it, while
+        marks are only asked for (a small model ignores them).
+        """
+        option = self.reply_channel_option
+        return ReplyChannel(option) if option in ReplyChannel else ReplyChannel.JSON
 
     @classmethod
     def from_entry(cls, entry: ConfigEntry[Any]) -> AltoSettings:
@@ -168,7 +172,7 @@ class AltoSettings:
             surfacer_recall=bool(values.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL)),
             surfacer_wait=float(values.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
             consent=dict(values.get(CONF_CONSENT) or {}),
-            reply_channel=reply_channel(str(values.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL))),
+            reply_channel_option=str(values.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL)),
             n1=one_pass(CONF_N1_ENABLED, CONF_N1_MODEL),
             reflection=one_pass(CONF_REFLECTION_ENABLED, CONF_REFLECTION_MODEL),
             synthesis=one_pass(CONF_SYNTHESIS_ENABLED, CONF_SYNTHESIS_MODEL),
