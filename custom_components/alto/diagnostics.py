@@ -33,8 +33,11 @@ def redact_url(url: str) -> str:
 async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: AltoConfigEntry
 ) -> dict[str, Any]:
-    """Entry settings (redacted), model availability, turn buffer counts, memory figures and the
-    reflect organ's counts per scope (private scopes numbered, never named)."""
+    """Return the entry's diagnostics.
+
+    Entry settings (redacted), model availability, turn buffer counts, memory figures and the
+    reflect organ's counts per scope (private scopes numbered, never named).
+    """
     runtime = entry.runtime_data
     coordinator = runtime.coordinator
     options = dict(entry.options)

@@ -58,8 +58,10 @@ class TurnBuffer:
         return [e.content for e in self.entries if e.kind in ("user", "reply")]
 
     def messages(self, viewer: str | None) -> list[dict[str, str]]:
-        """The kept turns as chat messages, as the speaker `viewer` may see them (another
-        user's private thoughts left out)."""
+        """The kept turns as chat messages, as the speaker `viewer` may see them.
+
+        Another user's private thoughts are left out.
+        """
         return [
             {"role": e.role, "content": e.content}
             for e in self.entries
@@ -84,8 +86,10 @@ type Speaker = tuple[str | None, str | None]  # (HA user id, device id)
 
 
 class TurnBuffers:
-    """Turn buffers by conversation and speaker; idle ones expire, the least recently used go
-    first past the capacity."""
+    """Turn buffers by conversation and speaker.
+
+    Idle ones expire, the least recently used go first past the capacity.
+    """
 
     def __init__(
         self,
@@ -93,6 +97,7 @@ class TurnBuffers:
         idle_s: float = IDLE_EXPIRY_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """Keep at most `capacity` buffers, each until `idle_s` seconds (of `clock`) unused."""
         self._capacity = capacity
         self._idle_s = idle_s
         self._clock = clock
@@ -114,4 +119,5 @@ class TurnBuffers:
         return buffer
 
     def __len__(self) -> int:
+        """The number of buffers kept."""
         return len(self._buffers)

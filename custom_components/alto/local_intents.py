@@ -73,8 +73,10 @@ def async_check(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
 
 @callback
 def async_start(hass: HomeAssistant, entry: AltoConfigEntry) -> Callable[[], None]:
-    """Check, and keep checking on every pipeline or exposure change, from whenever Assist's
-    pipelines are set up (now, or later); returns the stop callback."""
+    """Check, and keep checking on every pipeline or exposure change; return the stop callback.
+
+    Checking starts whenever Assist's pipelines are set up (now, or later).
+    """
     stops: list[Callable[[], None]] = []
     stopped = False
 

@@ -25,6 +25,7 @@ class Coalescer[T, R]:
         name: str,
         commit: Callable[[list[T]], Awaitable[list[R]]],
     ) -> None:
+        """Batch the items given to `submit` into calls of `commit` in a task named `name`."""
         self._hass = hass
         self._name = name
         self._commit = commit

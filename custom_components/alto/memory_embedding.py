@@ -52,8 +52,11 @@ class Embedder:
         return [known[text] for text in texts]
 
     async def prefetch(self, texts: Sequence[str]) -> intake.Embed:
-        """Embed `texts` as documents now; an `intake` embed function that answers them without
-        a request (a failure now is its failure; a text not fetched is asked for then)."""
+        """Embed `texts` as documents now.
+
+        An `intake` embed function that answers them without a request (a failure now is its
+        failure; a text not fetched is asked for then).
+        """
         found: dict[str, list[float]] = {}
         failure: Exception | None = None
         if texts:

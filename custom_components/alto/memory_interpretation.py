@@ -82,7 +82,9 @@ class PendingInterpreter:
 
     async def async_close(self) -> None:
         """Stop interpreting (pending sources stay in the journal); waiters are cancelled.
-        The writer is closed first, so nothing starts again."""
+
+        The writer is closed first, so nothing starts again.
+        """
         if self._retry is not None:
             self._retry()
             self._retry = None
@@ -109,8 +111,11 @@ class PendingInterpreter:
         )
 
     async def _async_interpret_pending(self) -> None:
-        """Interpret pending sources, oldest first, up to 64 at a time, until none is left or
-        an attempt fails for a transient reason (then they are tried again later)."""
+        """Interpret pending sources, oldest first, up to 64 at a time.
+
+        Runs until none is left or an attempt fails for a transient reason (then they are tried
+        again later).
+        """
         writer = self._writer
         try:
             while not writer.closed and writer.journal.damage is None:
@@ -140,8 +145,10 @@ class PendingInterpreter:
         self._retry = async_call_later(self._hass, delay, retry)
 
     async def _async_interpret(self, batch: list[Accepted]) -> bool:
-        """Interpret one batch of pending sources of one requested mode; False when a transient
-        failure (embedding or chat model) leaves them pending."""
+        """Interpret one batch of pending sources of one requested mode.
+
+        False when a transient failure (embedding or chat model) leaves them pending.
+        """
         writer = self._writer
         mode = batch[0].mode
         items = [accepted.item for accepted in batch]

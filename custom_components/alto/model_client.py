@@ -104,8 +104,11 @@ async def list_models(client: ollama.AsyncClient) -> list[ServedModel]:
 
 
 async def model_capabilities(client: ollama.AsyncClient, name: str) -> frozenset[str]:
-    """What `/api/show` says a model can do ("completion", "embedding", ...); empty when the
-    server does not say (an older Ollama) or the call fails: unknown, not incapable."""
+    """What `/api/show` says a model can do ("completion", "embedding", ...).
+
+    Empty when the server does not say (an older Ollama) or the call fails: unknown, not
+    incapable.
+    """
     try:
         shown = await client.show(name)
     except (ollama.ResponseError, httpx.HTTPError, ConnectionError):

@@ -113,9 +113,12 @@ async def _names(hass: HomeAssistant) -> dict[str, str]:
 
 # -- the view ------------------------------------------------------------------------------------
 def source_of(source_id: str) -> dict[str, Any]:
-    """Where a memory came from, as the panel shows it: `type` (conversation, service, todo, or
-    the id's first part), `ref` (the conversation's digest or the service call's context id, to
-    tell sources apart), `when` (ms since the epoch, from the id's ULID; None without one)."""
+    """Where a memory came from, as the panel shows it.
+
+    `type` (conversation, service, todo, or the id's first part), `ref` (the conversation's
+    digest or the service call's context id, to tell sources apart), `when` (ms since the epoch,
+    from the id's ULID; None without one).
+    """
     parts = source_id.split("/")
     ref = parts[1][:12] if len(parts) > 2 else None  # digests are long; 12 hex digits tell apart
     raw = ulid_to_bytes_or_none(parts[-1]) if len(parts) > 1 else None
@@ -153,8 +156,11 @@ def memories_view(rows: Sequence[Row], names: Mapping[str, str]) -> list[dict[st
 def thoughts_view(
     records: Sequence[ThoughtRecord], sources: Mapping[int, Row], viewer: str
 ) -> list[dict[str, Any]]:
-    """The thoughts the viewer may see, newest first: every memory a thought quotes must still
-    exist (a forgotten memory takes its thoughts with it) and be visible to the viewer."""
+    """The thoughts the viewer may see, newest first.
+
+    Every memory a thought quotes must still exist (a forgotten memory takes its thoughts with
+    it) and be visible to the viewer.
+    """
     shown = []
     for record in reversed(records):
         rows = [sources.get(i) for i in record.source_ids]
@@ -203,9 +209,11 @@ class Reflections:
 
 
 def reflect_scopes(user_id: str) -> dict[str, str]:
-    """The reflect scopes a viewer sees, by the panel's name for each: the household's, and
-    their own turn log's (`reflection.scope_of`), as intents show their speaker's and the
-    household's; never another user's."""
+    """The reflect scopes a viewer sees, by the panel's name for each.
+
+    The household's, and their own turn log's (`reflection.scope_of`), as intents show their
+    speaker's and the household's; never another user's.
+    """
     scopes = {SCOPE_HOUSEHOLD: HOUSEHOLD}
     own = scope_of(user_id)
     if own != HOUSEHOLD and valid_scope(own):
@@ -214,8 +222,10 @@ def reflect_scopes(user_id: str) -> dict[str, str]:
 
 
 async def _read_reflections(reflection: ReflectionOrgan, viewer: str) -> Reflections:
-    """Each visible scope's inbox (every box) and latest synthesis; a scope whose journal cannot
-    be read shows nothing (the view is still built)."""
+    """Each visible scope's inbox (every box) and latest synthesis.
+
+    A scope whose journal cannot be read shows nothing (the view is still built).
+    """
     inbox: dict[str, Sequence[Observation]] = {}
     syntheses: dict[str, Synthesis | None] = {}
     for name, scope in reflect_scopes(viewer).items():
@@ -231,8 +241,11 @@ async def _read_reflections(reflection: ReflectionOrgan, viewer: str) -> Reflect
 
 
 def inbox_view(inbox: Mapping[str, Sequence[Observation]]) -> list[dict[str, Any]]:
-    """The viewer's inbox items: intrusive, then pending, then sent; the more urgent first,
-    then the newer. `scope` says whose (household or private), never a user id."""
+    """The viewer's inbox items: intrusive, then pending, then sent.
+
+    The more urgent first, then the newer. `scope` says whose (household or private), never a
+    user id.
+    """
     items = [(name, item) for name, found in inbox.items() for item in found]
     items.sort(key=lambda pair: (BOX_ORDER[pair[1].box], -pair[1].urgency.rank, -pair[1].at))
     return [
@@ -248,8 +261,11 @@ def inbox_view(inbox: Mapping[str, Sequence[Observation]]) -> list[dict[str, Any
 
 
 def synthesis_view(synthesis: Synthesis | None) -> dict[str, Any] | None:
-    """A synthesis as the panel shows it: when, why, and each non-empty field's texts in
-    `SYNTHESIS_FIELDS` order (the citations are turn and ledger numbers: not shown)."""
+    """A synthesis as the panel shows it.
+
+    When, why, and each non-empty field's texts in `SYNTHESIS_FIELDS` order (the citations are
+    turn and ledger numbers: not shown).
+    """
     if synthesis is None:
         return None
     return {
@@ -271,9 +287,11 @@ def syntheses_view(syntheses: Mapping[str, Synthesis | None]) -> dict[str, Any]:
 def _read_memory(
     memory: MemoryOrgan, viewer: str, thought_ids: set[int], every_owner: bool
 ) -> tuple[list[Row], dict[int, Row], dict[str, int]]:
-    """Everything a view reads from the store, in one executor job (the store is blocking):
-    the viewer's rows, the rows recent thoughts quote, and (for an administrator) how many
-    current private memories each owner has, users deleted from HA included."""
+    """Everything a view reads from the store, in one executor job (the store is blocking).
+
+    The viewer's rows, the rows recent thoughts quote, and (for an administrator) how many
+    current private memories each owner has, users deleted from HA included.
+    """
     rows = memory.store.rows(viewer, current_only=False)
     sources = {row.id: row for row in memory.store.get(sorted(thought_ids))}
     counts: Counter[str] = Counter()

@@ -80,9 +80,11 @@ def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
 
 
 def system_prompt(*, persona: str, assistant_name: str | None, json_channel: bool) -> str:
-    """The first message of every turn: persona, identity and the answer protocol. It changes
-    only with the options, so the model server reuses what it computed for it and the history
-    after it (see `situation`)."""
+    """The first message of every turn: persona, identity and the answer protocol.
+
+    It changes only with the options, so the model server reuses what it computed for it and the
+    history after it (see `situation`).
+    """
     parts = [
         neutralized(persona.strip()),  # a template: it may render entity states
         identity_line(assistant_name),
@@ -98,11 +100,13 @@ def situation(
     frame_of_mind: str = "",
     impressions: str = "",
 ) -> str:
-    """What changes between turns, in a system message after the history: the home snapshot,
-    the current time, the speaker's frame of mind line and Alto's impressions section (the
-    reflect organ's, both in the speaker's own scope; each left out when empty). Placed before
-    the history, a light switched or a minute passed would make the model read the whole
-    history again."""
+    """What changes between turns, in a system message after the history.
+
+    The home snapshot, the current time, the speaker's frame of mind line and Alto's impressions
+    section (the reflect organ's, both in the speaker's own scope; each left out when empty).
+    Placed before the history, a light switched or a minute passed would make the model read the
+    whole history again.
+    """
     parts = [
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
@@ -122,9 +126,12 @@ def memory_block(lines: Iterable[str]) -> str:
 
 
 def noticing(content: str) -> str:
-    """The assistant-role note that brings an urgent observation of the background passes to
-    its person's next turn: Alto's own noticing, in the first person, for it to raise in its
-    own words. The content quotes what was said, so no marker may ride along."""
+    """The assistant-role note that brings an urgent observation to its person's next turn.
+
+    The observation comes from the background passes. The note is Alto's own noticing, in the
+    first person, for it to raise in its own words. The content quotes what was said, so no
+    marker may ride along.
+    """
     return neutralized(
         "Something I noticed after our last exchange, which I should bring up now, briefly and "
         f"in my own words: {' '.join(content.split())}"

@@ -35,8 +35,11 @@ def signal_recent(entry_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ThoughtRecord:
-    """One surfacing outcome. `thought` is only the verified text of a surfaced one: a dropped
-    render was never a thought and is not kept."""
+    """One surfacing outcome.
+
+    `thought` is only the verified text of a surfaced one: a dropped render was never a thought
+    and is not kept.
+    """
 
     when: float  # POSIX seconds
     verdict: str

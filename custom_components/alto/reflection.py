@@ -93,8 +93,11 @@ _RUN: ContextVar[_Run] = ContextVar("alto_reflect_run")
 
 
 def signal_reflection(entry_id: str) -> str:
-    """Dispatcher signal: an inbox (the household's or a private one), a pass record, a scope's
-    journal or the pressure changed."""
+    """The dispatcher signal that something the reflect entities show changed.
+
+    An inbox (the household's or a private one), a pass record, a scope's journal or the
+    pressure.
+    """
     return f"{DOMAIN}_{entry_id}_reflection"
 
 
@@ -297,8 +300,10 @@ class ReflectionOrgan:
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def async_start(self) -> None:
-        """Read the household's inbox and last pass times, then start the queue; a damaged
-        household journal leaves the entities empty, never the setup failed."""
+        """Read the household's inbox and last pass times, then start the queue.
+
+        A damaged household journal leaves the entities empty, never the setup failed.
+        """
         try:
             status = await self.reflector.status(HOUSEHOLD)
             inbox = await self.reflector.inbox(HOUSEHOLD)
@@ -350,9 +355,12 @@ class ReflectionOrgan:
             reflector.release()
 
     async def async_claim_noticing(self, scope: str) -> Observation | None:
-        """The scope's most urgent intrusive item no other turn holds, if its cited turns are
-        all still in the log (held for this turn until `async_record` or `release`); one whose
-        turns are gone is dismissed, since it can no longer be checked against them."""
+        """The scope's most urgent intrusive item no other turn holds.
+
+        Only if its cited turns are all still in the log (held for this turn until
+        `async_record` or `release`); one whose turns are gone is dismissed, since it can no
+        longer be checked against them.
+        """
         intrusive = [
             item
             for item in (await self.reflector.inbox(scope)).intrusive
@@ -444,8 +452,11 @@ class ReflectionOrgan:
             run.model_s += time.perf_counter() - start
 
     async def _run[T](self, kind: str, work: Callable[[], Awaitable[T]]) -> T:
-        """Run one pass with its model; its cost counts once it completes (a pass cancelled by
-        a turn counts when it runs again)."""
+        """Run one pass with its model.
+
+        Its cost counts once it completes (a pass cancelled by a turn counts when it runs
+        again).
+        """
         run = _Run(kind)
         token = _RUN.set(run)
         start = time.perf_counter()
@@ -530,8 +541,10 @@ class ReflectionOrgan:
             await memory.async_intake_turn(nomination.quote, source_id=source_id, actor=actor)
 
     async def _async_idle_check(self, _now: datetime) -> None:
-        """Queue a reflection for each scope quiet since `IDLE_REFLECTION_S` with turns since
-        its last reflection (an empty one makes no model call)."""
+        """Queue a reflection for each scope quiet since `IDLE_REFLECTION_S`.
+
+        Only a scope with turns since its last reflection (an empty one makes no model call).
+        """
         if not self._settings.reflection.enabled:
             return
         now = time.monotonic()
@@ -559,8 +572,10 @@ class ReflectionOrgan:
         self._changed()
 
     async def _async_inbox_changed(self, scope: str) -> None:
-        """A scope's inbox changed: the household's is read again for the entities; a private
-        one's only tells the listeners (the panel reads it per viewer)."""
+        """A scope's inbox changed: the household's is read again for the entities.
+
+        A private one's only tells the listeners (the panel reads it per viewer).
+        """
         if scope == HOUSEHOLD:
             await self._async_refresh()
         else:
@@ -630,8 +645,10 @@ class TurnReflector:
         self._handed_over = False
 
     async def async_context(self) -> TurnReflection:
-        """Frame of mind, impressions and a noticing from the speaker's scope; nothing when its
-        journal cannot be read (the turn goes on without them)."""
+        """Frame of mind, impressions and a noticing from the speaker's scope.
+
+        Nothing when its journal cannot be read (the turn goes on without them).
+        """
         scope, reflector = self._scope, self._organ.reflector
         if scope is None:
             return TurnReflection()

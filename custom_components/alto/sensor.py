@@ -1,5 +1,8 @@
-"""Sensors: memory count, memory mode, the last verified thought, and the reflect organ's inbox
-size, last reflection, last synthesis and context pressure (numbers, times and codes only)."""
+"""Alto's sensors.
+
+Memory count, memory mode, the last verified thought, and the reflect organ's inbox size, last
+reflection, last synthesis and context pressure (numbers, times and codes only).
+"""
 
 from __future__ import annotations
 

@@ -108,8 +108,9 @@ def _memory(call: ServiceCall) -> MemoryOrgan:
 
 
 async def _async_scope(call: ServiceCall) -> str | None:
-    """Whose memories or turn log a call reads or writes: `owner` if given, else the caller (or
-    household).
+    """Whose memories or turn log a call reads or writes.
+
+    `owner` if given, else the caller (or household).
 
     Only an administrator may name another user as owner; a name in text authenticates nobody.
     """
@@ -143,8 +144,10 @@ async def _async_remember(call: ServiceCall) -> dict[str, Any]:
 
 
 def _keyed_source(owner: str, key: str) -> str:
-    """The source id of a remember named by an idempotency key: per owner (one user's key
-    never finds another's memory), any key text giving a valid id."""
+    """The source id of a remember named by an idempotency key.
+
+    Per owner (one user's key never finds another's memory), any key text giving a valid id.
+    """
     digest = hashlib.sha256(f"{owner}\n{key}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"service/key/{digest}"
 
@@ -179,9 +182,11 @@ async def _async_qualify(call: ServiceCall) -> dict[str, Any]:
 
 
 async def _async_purge(call: ServiceCall) -> dict[str, Any]:
-    """Forget every memory owned by one user, and delete their turn log with all the reflect
-    organ derived from it (an administrator's service: the user may be gone, and a deleted
-    user's memories must not become permanent)."""
+    """Forget every memory owned by one user, and delete their turn log.
+
+    All the reflect organ derived from the log goes with it. An administrator's service: the
+    user may be gone, and a deleted user's memories must not become permanent.
+    """
     owner = call.data["owner"]
     if owner == HOUSEHOLD:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="purge_household")

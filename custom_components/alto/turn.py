@@ -211,8 +211,11 @@ async def _run_turn(
 
 
 def _source_id(conversation_id: str) -> str:
-    """The source id of a turn's memory, valid for any conversation id (whatever its length
-    or characters): the id's digest names the conversation, a ULID the turn."""
+    """The source id of a turn's memory, valid for any conversation id.
+
+    Whatever the conversation id's length or characters, its digest names the conversation, and
+    a ULID the turn.
+    """
     digest = hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()
     return f"conversation/{digest[:32]}/{ulid_now()}"
 
@@ -261,8 +264,10 @@ class _StreamCut(Exception):
 
 @dataclass(slots=True)
 class _Usage:
-    """What the final chunk of the turn's latest chat call reported: the prompt's size in
-    tokens, from which the reflect organ reads the context pressure."""
+    """What the final chunk of the turn's latest chat call reported.
+
+    The prompt's size in tokens, from which the reflect organ reads the context pressure.
+    """
 
     prompt_tokens: int | None = None
 
@@ -304,8 +309,9 @@ async def _stream_speech(
     gate: SpeechGate,
     usage: _Usage,
 ) -> AsyncIterator[str]:
-    """The speech of one chat call, as the channel and then the gate release it; the final
-    chunk's `prompt_eval_count` goes to `usage`.
+    """The speech of one chat call, as the channel and then the gate release it.
+
+    The final chunk's `prompt_eval_count` goes to `usage`.
 
     The conversational call never passes `tools`: the model proposes, the registry disposes.
     """
@@ -364,8 +370,10 @@ def _result(
     *,
     acted: bool,
 ) -> conversation.ConversationResult:
-    """The turn's result: `text` (every message Alto said this turn, read from the chat log),
-    and `action_done` only if an effector ran.
+    """The turn's result.
+
+    `text` (every message Alto said this turn, read from the chat log), and `action_done` only
+    if an effector ran.
 
     Built here rather than by HA's `async_get_result_from_chat_log`, which speaks only the last
     message and fails when an empty reply (a turn that only acted) added none.

@@ -34,8 +34,11 @@ def _is_real(value: object) -> TypeGuard[int | float]:
 
 @dataclass(frozen=True, slots=True)
 class Number:
-    """A number in [lo, hi]. ``bounds_attrs`` names the entity attributes (min, max) that replace
-    the default bounds when the entity reports both as numbers with min <= max."""
+    """A number in [lo, hi].
+
+    ``bounds_attrs`` names the entity attributes (min, max) that replace the default bounds when
+    the entity reports both as numbers with min <= max.
+    """
 
     lo: float
     hi: float
@@ -44,6 +47,7 @@ class Number:
     required: bool = False
 
     def bounds(self, attributes: Attributes) -> tuple[float, float]:
+        """The bounds for this entity: its own attributes' when valid, else the defaults."""
         if self.bounds_attrs is not None:
             lo, hi = (attributes.get(name) for name in self.bounds_attrs)
             if _is_real(lo) and _is_real(hi) and lo <= hi:
@@ -51,6 +55,7 @@ class Number:
         return self.lo, self.hi
 
     def check(self, value: object, attributes: Attributes) -> int | float:
+        """The number, as an int when integral; InvalidValue outside the bounds."""
         if not _is_real(value):
             raise InvalidValue("must be a number")
         if self.integral and isinstance(value, float):
@@ -70,6 +75,7 @@ class Flag:
     required: bool = False
 
     def check(self, value: object, attributes: Attributes) -> bool:
+        """The boolean; InvalidValue for anything else."""
         if not isinstance(value, bool):
             raise InvalidValue("must be true or false")
         return value
@@ -77,14 +83,18 @@ class Flag:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One of ``options``, or of the entity attribute ``options_attr`` when it is a list of
-    strings (so an entity's own supported modes win over the generic list)."""
+    """One of ``options``, or of the entity attribute ``options_attr``.
+
+    The attribute is used when it is a list of strings, so an entity's own supported modes win
+    over the generic list.
+    """
 
     options: tuple[str, ...]
     options_attr: str | None = None
     required: bool = False
 
     def check(self, value: object, attributes: Attributes) -> str:
+        """The option; InvalidValue for anything not offered."""
         options = self.options
         reported = attributes.get(self.options_attr) if self.options_attr else None
         if isinstance(reported, list | tuple) and all(isinstance(o, str) for o in reported):
@@ -102,6 +112,7 @@ class Text:
     required: bool = False
 
     def check(self, value: object, attributes: Attributes) -> str:
+        """The string; InvalidValue when empty, too long or not a string."""
         if not isinstance(value, str) or not 0 < len(value) <= self.max_len:
             raise InvalidValue(f"must be a string of 1..{self.max_len} characters")
         return value
@@ -116,6 +127,7 @@ class FixedList:
     required: bool = False
 
     def check(self, value: object, attributes: Attributes) -> tuple[int, ...]:
+        """The items as ints; InvalidValue unless exactly ``length`` valid numbers."""
         if not isinstance(value, list | tuple) or len(value) != self.length:
             raise InvalidValue(f"must be a list of {self.length} numbers")
         return tuple(int(self.item.check(v, attributes)) for v in value)
@@ -126,8 +138,11 @@ type Param = Number | Flag | Choice | Text | FixedList
 
 @dataclass(frozen=True, slots=True)
 class ServiceSpec:
-    """The data a service accepts: allowed keys with their specs, and groups of keys of which at
-    most one may appear (Home Assistant rejects, e.g., brightness together with brightness_pct)."""
+    """The data a service accepts.
+
+    Allowed keys with their specs, and groups of keys of which at most one may appear (Home
+    Assistant rejects, e.g., brightness together with brightness_pct).
+    """
 
     params: Mapping[str, Param] = field(default_factory=lambda: MappingProxyType({}))
     exclusive: tuple[frozenset[str], ...] = ()

@@ -35,8 +35,11 @@ _MAX_DATA_NODES = 256
 def _fail_closed[R](
     validate: Callable[[Registry, Proposal], R | GuardRefusal],
 ) -> Callable[[Registry, Proposal], R | GuardRefusal]:
-    """Turn any exception from hostile input (a Mapping or str subclass that raises) into a
-    refusal, so no input can make the guard raise instead of refusing."""
+    """Turn any exception from hostile input into a refusal.
+
+    Hostile input is a Mapping or str subclass that raises; no input can make the guard raise
+    instead of refusing.
+    """
 
     @wraps(validate)
     def guarded(registry: Registry, proposal: Proposal) -> R | GuardRefusal:

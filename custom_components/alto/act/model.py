@@ -71,6 +71,7 @@ class SceneTarget:
 
     @property
     def domain(self) -> str:
+        """The entity's domain, from its entity id."""
         return self.entity_id.partition(".")[0]
 
 
@@ -89,6 +90,7 @@ class ExposedEntity:
     targets: tuple[SceneTarget, ...] = ()
 
     def __post_init__(self) -> None:
+        """Freeze the collections the caller passed."""
         # Copy so a caller mutating its dict or list later cannot change a registry entry.
         object.__setattr__(self, "aliases", tuple(self.aliases))
         object.__setattr__(self, "targets", tuple(self.targets))
@@ -96,6 +98,7 @@ class ExposedEntity:
 
     @property
     def domain(self) -> str:
+        """The entity's domain, from its entity id."""
         return self.entity_id.partition(".")[0]
 
 
@@ -117,9 +120,11 @@ class ValidatedCall:
     data: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
 
     def __post_init__(self) -> None:
+        """Freeze the data the caller passed."""
         object.__setattr__(self, "data", _frozen(self.data))
 
     def as_dict(self) -> dict[str, Any]:
+        """The call as a plain dict (domain, service, entity_id, data)."""
         return {
             "domain": self.domain,
             "service": self.service,
@@ -165,6 +170,7 @@ class Registry:
     __slots__ = ("_by_id", "_index")
 
     def __init__(self, entities: Iterable[ExposedEntity]) -> None:
+        """Index `entities`; ValueError on a duplicate entity id."""
         self._by_id: dict[str, ExposedEntity] = {}
         self._index: dict[str, ExposedEntity | _Ambiguous] = {}
         for entity in entities:
@@ -183,10 +189,12 @@ class Registry:
                     self._index[key] = _AMBIGUOUS
 
     def __len__(self) -> int:
+        """The number of exposed entities."""
         return len(self._by_id)
 
     @property
     def entity_ids(self) -> tuple[str, ...]:
+        """Every entity id, sorted."""
         return tuple(sorted(self._by_id))
 
     def entities(self) -> tuple[ExposedEntity, ...]:

@@ -52,8 +52,10 @@ def _branch(tool: str, **properties: dict[str, Any]) -> dict[str, Any]:
 def candidates(
     registry: Registry, span: str, area: str | None, limit: int = MAX_CANDIDATES
 ) -> tuple[ExposedEntity, ...]:
-    """The exposed entities the executor is shown for `span`: all of them in a home of up to
-    `limit`, else the `limit` most relevant ones, deterministically.
+    """The exposed entities the executor is shown for `span`.
+
+    All of them in a home of up to `limit`, else the `limit` most relevant ones,
+    deterministically.
 
     Relevance: words of the span found in the entity's id, name or aliases, then the speaker's
     area, then the entity id. Narrowing only limits what the model is shown and may name; the
@@ -114,8 +116,11 @@ def _no_constant(name: str) -> Any:
 
 
 def parse_proposal(raw: str) -> Proposal | GuardRefusal | None:
-    """The proposal in the executor's complete response: None for ``none``, a GuardRefusal when the
-    response is not exactly one JSON object naming a known tool (prose, duplicates, NaN...)."""
+    """The proposal in the executor's complete response.
+
+    None for ``none``, a GuardRefusal when the response is not exactly one JSON object naming a
+    known tool (prose, duplicates, NaN...).
+    """
     if not isinstance(raw, str) or len(raw.encode("utf-8", "replace")) > MAX_PROPOSAL_BYTES:
         return GuardRefusal(
             GuardReason.MALFORMED_PROPOSAL, f"not a string of at most {MAX_PROPOSAL_BYTES} bytes"

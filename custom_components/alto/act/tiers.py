@@ -25,6 +25,8 @@ from .model import ExposedEntity, SceneTarget
 
 
 class Tier(StrEnum):
+    """How much consent an action needs before it runs."""
+
     AUTONOMOUS = "autonomous"
     ACT_AND_NOTIFY = "act_and_notify"
     CONFIRM_FIRST = "confirm_first"

@@ -39,6 +39,7 @@ class JsonChannel:
     """Feed raw deltas of a `SCHEMA` answer; emit the speech as it decodes, collect actions."""
 
     def __init__(self) -> None:
+        """Start before the answer's first delta."""
         self._raw: list[str] = []
         self._depth = 0  # object/array nesting outside strings
         self._in_string = False

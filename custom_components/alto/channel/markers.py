@@ -33,6 +33,7 @@ class MarkerChannel:
     """Three-state machine; feed raw deltas, emit speech text, collect action spans."""
 
     def __init__(self, *, plain_reply_fallback: bool = True) -> None:
+        """Start in thought; `plain_reply_fallback` speaks an answer that has no marks."""
         self._fallback = plain_reply_fallback
         self._state = _State.THOUGHT
         self._action: list[str] = []

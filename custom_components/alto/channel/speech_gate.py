@@ -1,5 +1,6 @@
-"""Between the speech channel and the listener: nothing internal is spoken, and nothing is
-spoken as done that no effector did.
+"""Between the speech channel and the listener.
+
+Nothing internal is spoken, and nothing is spoken as done that no effector did.
 
 `SpeechGate` holds speech back one sentence at a time (deterministic, no model). A sentence is
 released when it ends; before that, internal labels and ids are taken out of it, and a sentence
@@ -102,8 +103,11 @@ class SpeechGate:
     """Releases speech sentence by sentence, scrubbed, without unbacked claims of action."""
 
     def __init__(self, effector_succeeded: Callable[[], bool]) -> None:
-        """`effector_succeeded` says, when a sentence is released, whether any effector
-        succeeded in this turn so far."""
+        """Gate speech against what the effectors did.
+
+        `effector_succeeded` says, when a sentence is released, whether any effector succeeded
+        in this turn so far.
+        """
         self._effector_succeeded = effector_succeeded
         self._pending = ""
         self.withheld: list[str] = []  # sentences not spoken as done, for the trace
@@ -126,8 +130,11 @@ class SpeechGate:
         return self._pass(rest) if rest.strip() else ""
 
     def backed(self) -> str:
-        """The withheld sentences, once an effector has succeeded: the model said "Done." before
-        the action organ ran, and now something was done. Empty while nothing succeeded."""
+        """The withheld sentences, once an effector has succeeded.
+
+        The model said "Done." before the action organ ran, and now something was done.
+        Empty while nothing succeeded.
+        """
         if not self.withheld or not self._effector_succeeded():
             return ""
         text, self.withheld = " ".join(self.withheld), []

@@ -36,18 +36,29 @@ class SelectionBackend(Protocol):
 
     name: str
 
-    def load(self, snapshot: Snapshot) -> None: ...
-    def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits: ...
+    def load(self, snapshot: Snapshot) -> None:
+        """Select over ``snapshot`` from now on."""
+
+    def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
+        """At most k (id, score) for one query, over the rows ``allowed`` leaves."""
+
     def top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
-    ) -> list[Hits]: ...
+    ) -> list[Hits]:
+        """At most k (id, score) per query, over the rows ``allowed`` leaves."""
+
     async def async_top_k(
         self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
-    ) -> Hits: ...
+    ) -> Hits:
+        """`top_k` without blocking the event loop."""
+
     async def async_top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
-    ) -> list[Hits]: ...
-    def close(self) -> None: ...
+    ) -> list[Hits]:
+        """`top_k_batch` without blocking the event loop."""
+
+    def close(self) -> None:
+        """Release what the backend holds."""
 
 
 def _rows(codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -74,19 +85,23 @@ class CpuBackend:
     """``memory.scoring`` over the loaded snapshot, which it shares rather than copies."""
 
     def __init__(self, scorer: Scorer | None = None) -> None:
+        """Score with ``scorer`` (default: ``scoring.default_scorer()``)."""
         self._scorer = scorer or scoring.default_scorer()
         self.name: str = self._scorer.name
         self._snapshot: Snapshot | None = None
 
     def load(self, snapshot: Snapshot) -> None:
+        """Select over ``snapshot`` from now on."""
         self._snapshot = snapshot  # one reference swap: a running selection keeps its snapshot
 
     def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
+        """At most k (id, score) for one query, over the rows ``allowed`` leaves."""
         return self.top_k_batch(_query(query_codes), k, allowed)[0]
 
     def top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> list[Hits]:
+        """At most k (id, score) per query, over the rows ``allowed`` leaves."""
         batch = _queries(queries)
         snapshot = self._snapshot
         if snapshot is None:
@@ -97,16 +112,19 @@ class CpuBackend:
     async def async_top_k(
         self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> Hits:
+        """`top_k` without blocking the event loop."""
         return (await self.async_top_k_batch(_query(query_codes), k, allowed))[0]
 
     async def async_top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> list[Hits]:
+        """`top_k_batch` in the executor."""
         batch = _queries(queries)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.top_k_batch, batch, k, allowed)
 
     def close(self) -> None:
+        """Drop the snapshot."""
         self._snapshot = None
 
 
@@ -118,6 +136,10 @@ class CudaBackend:
     """
 
     def __init__(self, cache_dir: str | Path, ordinal: int = 0) -> None:
+        """Start the thread that owns device ``ordinal``'s context.
+
+        Compiled kernels are cached in ``cache_dir``.
+        """
         # Fails fast with ImportError (no PyCUDA, or no driver library) before a thread starts.
         importlib.import_module("pycuda.driver")
 
@@ -128,9 +150,12 @@ class CudaBackend:
         self._uploaded: tuple[int, int] | None = None  # (origin, rows) the device holds
 
     def load(self, snapshot: Snapshot) -> None:
-        """Hold ``snapshot`` on the device. When the device holds an earlier snapshot of the same
-        matrix, only the rows added since are uploaded; otherwise all of them. A block at a time,
-        so the host never builds a second full copy of the codes."""
+        """Hold ``snapshot`` on the device.
+
+        When the device holds an earlier snapshot of the same matrix, only the rows added
+        since are uploaded; otherwise all of them. A block at a time, so the host never
+        builds a second full copy of the codes.
+        """
         held, self._uploaded = self._uploaded, None  # a failed upload forces a full one next
         start = held[1] if held and held[0] == snapshot.origin and held[1] <= len(snapshot) else 0
         if start == 0:
@@ -141,19 +166,25 @@ class CudaBackend:
         self._snapshot, self._uploaded = snapshot, (snapshot.origin, len(snapshot))
 
     def set_matrix(self, codes: np.ndarray, ids: np.ndarray) -> None:
+        """Replace the device's matrix with these rows."""
         self._owner.submit(CudaDevice.set_matrix, *_rows(codes, ids)).result()
 
     def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
+        """Append these rows to the device's matrix."""
         self._owner.submit(CudaDevice.append, *_rows(codes, ids)).result()
 
     def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
+        """At most k (id, score) for one query, over the rows ``allowed`` leaves."""
         return self.top_k_batch(_query(query_codes), k, allowed)[0]
 
     def top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> list[Hits]:
-        """With ``allowed``: the kernels select k plus the hidden rows and the hidden ones are
-        dropped; past ``plan.MAX_K`` the host scores the snapshot instead (``memory.scoring``)."""
+        """At most k (id, score) per query, over the rows ``allowed`` leaves (default: all).
+
+        With ``allowed``, the kernels select k plus the hidden rows and the hidden ones are
+        dropped; past ``plan.MAX_K`` the host scores the snapshot instead (``memory.scoring``).
+        """
         if allowed is None:
             return self._top_k_batch(queries, k).result()
         batch, snapshot = _queries(queries), self._snapshot
@@ -176,11 +207,13 @@ class CudaBackend:
     async def async_top_k(
         self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> Hits:
+        """`top_k` without blocking the event loop."""
         return (await self.async_top_k_batch(_query(query_codes), k, allowed))[0]
 
     async def async_top_k_batch(
         self, queries: np.ndarray, k: int, allowed: Allowed | None = None
     ) -> list[Hits]:
+        """`top_k_batch` without blocking the event loop."""
         if allowed is None:
             return await asyncio.wrap_future(self._top_k_batch(queries, k))
         batch = _queries(queries)  # masks and the host path are CPU work: off the event loop
@@ -188,7 +221,10 @@ class CudaBackend:
         return await loop.run_in_executor(None, self.top_k_batch, batch, k, allowed)
 
     def _top_k_batch(self, queries: np.ndarray, k: int) -> Future[list[Hits]]:
-        """k <= plan.MAX_K; a larger k raises ValueError through the future."""
+        """Submit a top-k batch to the owner thread; k must be at most ``plan.MAX_K``.
+
+        A larger k raises ValueError through the future.
+        """
         return self._owner.submit(CudaDevice.top_k_batch, _queries(queries), k)
 
     def copy_bandwidth(self) -> float:
@@ -203,9 +239,12 @@ class CudaBackend:
 def select_backend(
     mode: str, cache_dir: str | Path, *, fallback_level: int = logging.WARNING
 ) -> SelectionBackend:
-    """``"off"``: the CPU. ``"auto"``: CUDA when PyCUDA, a driver, a device and nvcc all work;
+    """The selection backend for `mode`.
+
+    ``"off"``: the CPU. ``"auto"``: CUDA when PyCUDA, a driver, a device and nvcc all work;
     otherwise the CPU after one line at `fallback_level` that says why (Home Assistant's setup
-    says it once, at INFO: most homes have no GPU)."""
+    says it once, at INFO: most homes have no GPU).
+    """
     if mode == "off":
         return CpuBackend()
     if mode != "auto":

@@ -45,6 +45,7 @@ class CudaDevice:
     """One device context with the code matrix resident and grown in place."""
 
     def __init__(self, cache_dir: Path, ordinal: int = 0) -> None:
+        """Create a context on device ``ordinal``; compiled kernels are cached in ``cache_dir``."""
         # PyCUDA is optional: imported only here, on the owner thread, when CUDA is attempted.
         import pycuda.driver as cuda  # noqa: PLC0415
         from pycuda.compiler import SourceModule  # noqa: PLC0415

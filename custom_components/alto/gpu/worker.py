@@ -17,7 +17,10 @@ from typing import Any, Protocol
 
 
 class Closeable(Protocol):
-    def close(self) -> None: ...
+    """A resource the owner thread closes when it stops."""
+
+    def close(self) -> None:
+        """Release the resource."""
 
 
 class OwnerThread[R: Closeable]:
@@ -29,6 +32,7 @@ class OwnerThread[R: Closeable]:
     """
 
     def __init__(self, factory: Callable[[], R], name: str) -> None:
+        """Start the thread named ``name`` and build the resource on it."""
         self._queue: queue.SimpleQueue[
             tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None
         ] = queue.SimpleQueue()
@@ -87,4 +91,5 @@ class OwnerThread[R: Closeable]:
 
     @property
     def alive(self) -> bool:
+        """Whether the owner thread still runs."""
         return self._thread.is_alive()

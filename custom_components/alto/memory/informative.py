@@ -1,5 +1,6 @@
-"""Whether a stored text tells anything: questions, bare acknowledgements and device commands
-do not compete for the turn's memory slots.
+"""Whether a stored text tells anything.
+
+Questions, bare acknowledgements and device commands do not compete for the turn's memory slots.
 
 In modes 1 and 2 every turn's whole text is kept as a source, so "When is Sofia's swimming?"
 sits beside "Sofia's swimming is on Wednesdays at five" and, sharing its words, often outranks
@@ -55,8 +56,10 @@ _OPENING_COURTESIES = frozenset(
 
 @lru_cache(maxsize=65536)
 def is_informative(text: str) -> bool:
-    """True when at least one sentence of `text` is neither a question, an acknowledgement nor a
-    command (see the module docstring)."""
+    """Whether at least one sentence of `text` is not a question, acknowledgement or command.
+
+    See the module docstring.
+    """
     return any(_tells(sentence) for sentence in _SENTENCE.findall(text))
 
 

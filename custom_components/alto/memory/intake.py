@@ -361,8 +361,11 @@ async def run_intake(
 
 
 class StoreBehind(Exception):
-    """The entry is journaled, but the store write after it failed: the entry is durable, and
-    `replay.reconcile` brings the store up to the journal before the next write."""
+    """The entry is journaled, but the store write after it failed.
+
+    The entry is durable, and `replay.reconcile` brings the store up to the journal before the
+    next write.
+    """
 
 
 type Built[T] = tuple[dict[str, Any], Mutation, T]
@@ -453,8 +456,10 @@ async def refuse(
     journal: Journal,
     run_blocking: RunBlocking = _inline,
 ) -> int:
-    """Resolve accepted sources with a final refusal (a ``refuse`` entry: nothing stored, and
-    they are not interpreted again); returns the entry's sequence."""
+    """Resolve accepted sources with a final refusal; return the entry's sequence.
+
+    A ``refuse`` entry: nothing is stored, and the sources are not interpreted again.
+    """
     if refusal.reason in TRANSIENT:
         raise ValueError(f"{refusal.reason.value} is retried, not a final refusal")
 
@@ -481,8 +486,10 @@ async def remember(
     embed: Embed,
     run_blocking: RunBlocking = _inline,
 ) -> IntakeResult:
-    """Explicit retention (mode 0 path, `alto.remember`): 1..64 inputs, admitted whole or
-    refused whole, one protected, authored memory per text, owner and scope.
+    """Explicit retention (mode 0 path, `alto.remember`).
+
+    1..64 inputs, admitted whole or refused whole, one protected, authored memory per text,
+    owner and scope.
 
     An input whose source is stored with the same text (a request retried with its idempotency
     key) is answered with that memory's id and writes nothing; a later input of the batch with

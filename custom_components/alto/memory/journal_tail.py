@@ -19,8 +19,11 @@ _READ_BACK = 1 << 20  # bytes read per step from the end
 
 
 def entries_from(journal: Path, first: int) -> Iterator[dict[str, Any]] | None:
-    """Parsed entries ``first`` .. last, in order (lazily); None when the journal is missing,
-    damaged at its end, or has no entry ``first``. Nothing here checks hashes or links."""
+    """Parsed entries ``first`` .. last, in order (lazily).
+
+    None when the journal is missing, damaged at its end, or has no entry ``first``. Nothing
+    here checks hashes or links.
+    """
     try:
         with journal.open("rb") as file:
             lines = lines_from(file, first)
@@ -30,8 +33,10 @@ def entries_from(journal: Path, first: int) -> Iterator[dict[str, Any]] | None:
 
 
 def last_lines(journal: Path, count: int) -> list[bytes]:
-    """The last ``count`` complete lines (fewer when the file holds fewer), without their LF,
-    whatever they hold: nothing here parses them. [] when the journal is missing."""
+    """The last ``count`` complete lines (fewer when the file holds fewer), without their LF.
+
+    Whatever they hold: nothing here parses them. [] when the journal is missing.
+    """
     try:
         file = journal.open("rb")
     except FileNotFoundError:
@@ -52,8 +57,10 @@ def last_lines(journal: Path, count: int) -> list[bytes]:
 
 
 def lines_from(file: io.BufferedReader, first: int) -> list[bytes] | None:
-    """The complete lines of entries ``first`` .. last (the last line's ``sequence`` says how
-    many that is), read backwards; None when the file holds fewer."""
+    """The complete lines of entries ``first`` .. last, read backwards.
+
+    The last line's ``sequence`` says how many that is; None when the file holds fewer.
+    """
     position = file.seek(0, os.SEEK_END)
     chunks: list[bytes] = []
     breaks = 0  # LFs read so far

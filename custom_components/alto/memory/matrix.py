@@ -39,8 +39,10 @@ _origins = itertools.count(1)
 
 
 def _frozen[A: np.ndarray](array: A) -> A:
-    """A read-only view: the owner keeps writing (past what the view's holder uses) through
-    its own reference."""
+    """A read-only view.
+
+    The owner keeps writing (past what the view's holder uses) through its own reference.
+    """
     view = array.view()
     view.flags.writeable = False
     return view
@@ -68,6 +70,7 @@ class Snapshot:
     block_rows: int = BLOCK_ROWS
 
     def __len__(self) -> int:
+        """The number of rows in the snapshot."""
         return len(self.ids)
 
     def take(self, positions: np.ndarray) -> np.ndarray:
@@ -95,6 +98,7 @@ class CodeMatrix:
     """A growable code matrix (see the module docstring); one writer, any number of snapshots."""
 
     def __init__(self, dim: int, block_rows: int = BLOCK_ROWS) -> None:
+        """An empty matrix of ``dim``-long codes, grown ``block_rows`` rows at a time."""
         if dim <= 0 or block_rows <= 0:
             raise ValueError("dim and block_rows must be positive")
         self._dim = dim
@@ -109,9 +113,11 @@ class CodeMatrix:
 
     @property
     def dim(self) -> int:
+        """The length of every code vector."""
         return self._dim
 
     def __len__(self) -> int:
+        """The number of rows written."""
         return self._n
 
     def append(self, codes: np.ndarray, ids: np.ndarray, tags: np.ndarray) -> None:
@@ -190,8 +196,11 @@ class CodeMatrix:
         tags: np.ndarray,
         block_rows: int = BLOCK_ROWS,
     ) -> CodeMatrix:
-        """A matrix that adopts ``blocks`` (``Snapshot.exact_blocks`` of some matrix, e.g. read
-        back from a checkpoint) without copying them; they must not be written afterwards."""
+        """A matrix that adopts ``blocks`` without copying them.
+
+        ``blocks`` are ``Snapshot.exact_blocks`` of some matrix, e.g. read back from a
+        checkpoint; they must not be written afterwards.
+        """
         if not blocks:
             raise ValueError("a matrix from blocks needs at least one block")
         dim = blocks[0].shape[0]

@@ -1,4 +1,4 @@
-"""Strict, complete parsing of both call responses.
+r"""Strict, complete parsing of both call responses.
 
 Each parser takes the COMPLETE raw response and returns either a parse or a `Refusal`; it never
 raises and never repairs. The grammar is RFC 8259 JSON read by a small reader of our own because
@@ -8,7 +8,7 @@ whitespace runs. Rules checked before any item is interpreted:
 - at most `MAX_RESPONSE_BYTES` UTF-8 bytes (a string with lone surrogates is malformed);
 - exactly one JSON value, an array; anything after it is `TRAILING_DATA` (prose);
 - at most 8 consecutive whitespace bytes (space, TAB, CR, LF) outside strings;
-- strings: JSON escapes, UTF-16 surrogate pairs in ``\\u`` escapes, decoded text made of scalar
+- strings: JSON escapes, UTF-16 surrogate pairs in ``\u`` escapes, decoded text made of scalar
   values only; numbers: plain non-negative integers (anything else is a bad item);
 - at most `MAX_ITEMS` items.
 

@@ -89,8 +89,10 @@ class Pending:
         return min((accepted.sequence for accepted in self._items.values()), default=0)
 
     def oldest(self, limit: int, *, exclude: Iterable[tuple[str, int]] = ()) -> list[Accepted]:
-        """Up to `limit` pending sources of the oldest one's mode, oldest first, none of
-        `exclude` (sources already being interpreted)."""
+        """Up to `limit` pending sources of the oldest one's mode, oldest first.
+
+        None of `exclude` (sources already being interpreted).
+        """
         skip = set(exclude)
         candidates = [a for a in self._items.values() if a.item.source_key not in skip]
         if not candidates:
@@ -99,7 +101,9 @@ class Pending:
         return [accepted for accepted in candidates if accepted.mode == mode][:limit]
 
     def __contains__(self, source_key: object) -> bool:
+        """Whether a source with this key is pending."""
         return source_key in self._items
 
     def __len__(self) -> int:
+        """The number of pending sources."""
         return len(self._items)

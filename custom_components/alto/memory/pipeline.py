@@ -112,8 +112,10 @@ class IntakeInput:
 
 
 def check_input(item: object, state: MemoryState, seen: set[tuple[str, int]]) -> Reason | None:
-    """Admission of one input against the state and the batch's earlier sources (any object:
-    a batch comes from callers the intake does not trust)."""
+    """Admission of one input against the state and the batch's earlier sources.
+
+    The input may be any object: a batch comes from callers the intake does not trust.
+    """
     if not isinstance(item, IntakeInput):
         return Reason.INVALID_TEXT
     reason = admit_source(item.text)
@@ -203,8 +205,11 @@ def query_codes(vector: bytes) -> np.ndarray:
 
 
 def embedding_codes(values: Sequence[float]) -> np.ndarray:
-    """The int8 query codes of an embedding as the model returned it: through float32, exactly
-    as intake stores and quantizes vectors, so every query path scores the same."""
+    """The int8 query codes of an embedding as the model returned it.
+
+    Through float32, exactly as intake stores and quantizes vectors, so every query path scores
+    the same.
+    """
     return query_codes(vector_bytes(values))
 
 
@@ -286,8 +291,10 @@ def source_row(
 def explicit_rows(
     batch: Sequence[IntakeInput], state: MemoryState, sequence: int, vectors: Sequence[bytes]
 ) -> tuple[Row, ...]:
-    """The rows of remembered inputs (`remember`), one per input, whose texts must differ by
-    text, owner or scope (`remember` answers a repeat within a batch as its later input).
+    """The rows of remembered inputs (`remember`), one per input.
+
+    The inputs must differ by text, owner or scope (`remember` answers a repeat within a batch
+    as its later input).
 
     One memory per text, owner and scope: an input equal to a current explicit memory
     re-records that memory, same id, with its own (later) source, actor, sequence and vector;
@@ -314,8 +321,11 @@ def explicit_rows(
 
 
 def repeat_of(item: IntakeInput, state: MemoryState) -> int | None:
-    """The id of the stored explicit memory `item` repeats (its source stored with this very
-    text, owner and scope: a request retried with the same idempotency key), or None."""
+    """The id of the stored explicit memory `item` repeats, or None.
+
+    A repeat has its source stored with this very text, owner and scope: a request retried with
+    the same idempotency key.
+    """
     return next(
         (
             row.id

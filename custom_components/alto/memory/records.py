@@ -214,6 +214,7 @@ class MemoryState:
     """
 
     def __init__(self) -> None:
+        """An empty state."""
         self._rows: dict[int, Row] = {}
         self._matrix: CodeMatrix | None = None
         self._position: dict[int, int] = {}
@@ -241,8 +242,10 @@ class MemoryState:
             self._add([replace(row, vector=b"") for row in rows], _quantized(rows))
 
     def restore(self, rows: Sequence[Row], blocks: Sequence[np.ndarray], applied: int) -> None:
-        """Replace the state with rows without vectors and their codes as `matrix` column
-        blocks, rows in position order (a checkpoint)."""
+        """Replace the state with rows without vectors and their codes (a checkpoint).
+
+        The codes come as `matrix` column blocks, rows in position order.
+        """
         self._reset(applied)
         if rows:
             ids = np.array([row.id for row in rows], dtype=np.int64)
@@ -379,8 +382,10 @@ class MemoryState:
         return list(self._sources().get(source_key, ()))
 
     def explicit(self, document: str, owner: str, scope: str) -> Row | None:
-        """The current explicit memory with exactly this text, owner and scope (the oldest, if
-        several were kept before remembering deduplicated), or None."""
+        """The current explicit memory with exactly this text, owner and scope, or None.
+
+        The oldest, if several were kept before remembering deduplicated.
+        """
         if self._explicit is None:
             self._explicit = {}
             for row in self.rows():
@@ -402,8 +407,10 @@ class MemoryState:
     def visibility(
         self, viewer: str | None, *, current_only: bool = True
     ) -> Callable[[Snapshot], np.ndarray]:
-        """The rows of a snapshot `viewer` may see (as `visible`), as a function of the snapshot:
-        a mask is computed from the tags of exactly the rows a selection scores."""
+        """The rows of a snapshot `viewer` may see (as `visible`), as a function of the snapshot.
+
+        A mask is computed from the tags of exactly the rows a selection scores.
+        """
         scopes = [HOUSEHOLD] if viewer is None else [HOUSEHOLD, viewer]
         indices = [self._scopes[scope] for scope in scopes if scope in self._scopes]
         tags = [2 * i + 1 for i in indices] + ([] if current_only else [2 * i for i in indices])
@@ -416,6 +423,7 @@ class MemoryState:
         return self._matrix.dim if self._matrix is not None and len(self._matrix) else None
 
     def __len__(self) -> int:
+        """The number of rows, current or not."""
         return len(self._rows)
 
 

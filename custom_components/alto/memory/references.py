@@ -87,8 +87,10 @@ def select_scored(
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
 ) -> tuple[Reference, ...] | Refusal:
-    """`select_references` given each row's exact integer score (e.g. from `scoring`), in any
-    row order: the selection depends on scores and ids only."""
+    """`select_references` given each row's exact integer score (e.g. from `scoring`).
+
+    The rows may come in any order: the selection depends on scores and ids only.
+    """
     score_of = {row.id: int(score) for row, score in zip(rows, row_scores, strict=True)}
     by_id = {row.id: row for row in rows}
     chosen: list[Reference] = []

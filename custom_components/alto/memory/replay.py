@@ -73,11 +73,14 @@ class Mismatch(Exception):
 
 
 class ReconcileError(ValueError):
-    """The store cannot be brought up to the journal: the entry (1-based sequence) where the
-    journal fails its hash or link, or the store's own when the store is ahead of the journal
-    (``store_ahead``)."""
+    """The store cannot be brought up to the journal.
+
+    The entry (1-based sequence) where the journal fails its hash or link, or the store's own
+    when the store is ahead of the journal (``store_ahead``).
+    """
 
     def __init__(self, sequence: int, reason: str) -> None:
+        """The failing entry's ``sequence`` and why it fails."""
         super().__init__(f"journal entry {sequence}: {reason}")
         self.sequence = sequence
         self.reason = reason

@@ -57,8 +57,10 @@ class Scorer(Protocol):
     name: str
 
     def block_scores(self, queries: np.ndarray, block: np.ndarray, sums: np.ndarray) -> np.ndarray:
-        """``queries`` int8 ``[q, d]`` times ``block`` int8 ``[d, b]`` (``sums``: its rows'
-        code sums, int32 ``[b]``): exact ``[q, b]``."""
+        """Exact ``[q, b]``: ``queries`` int8 ``[q, d]`` times ``block`` int8 ``[d, b]``.
+
+        ``sums``: the block's rows' code sums, int32 ``[b]``.
+        """
         ...
 
 
@@ -73,6 +75,7 @@ class NumpyScorer:
     name = "numpy"
 
     def block_scores(self, queries: np.ndarray, block: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        """Exact ``[q, b]`` scores through numpy's matmul, a chunk of columns at a time."""
         dim, width = block.shape
         dtype = matmul_dtype(dim)
         left = queries.astype(dtype)
@@ -114,8 +117,10 @@ def offset_model() -> bytes:
 
 
 def split_model() -> bytes:
-    """``Y = MatMulInteger(P, C) - MatMulInteger(N, C)``, the query's positive and negative
-    parts."""
+    """``Y = MatMulInteger(P, C) - MatMulInteger(N, C)``.
+
+    ``P`` and ``N`` are the query's positive and negative parts.
+    """
     return onnx.model(
         nodes=[
             onnx.node("MatMulInteger", ("P", "C"), "PC"),
@@ -139,8 +144,11 @@ _ZERO_POINT = np.array(128, dtype=np.uint8)
 
 
 def session_options(ort: Any) -> Any:
-    """Options for every selection session: quiet, and no worker threads spinning after a call
-    (they would keep the cores of a shared Home Assistant host busy between turns)."""
+    """Options for every selection session.
+
+    Quiet, and no worker threads spinning after a call (they would keep the cores of a shared
+    Home Assistant host busy between turns).
+    """
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -158,6 +166,7 @@ class OnnxScorer:
     name = "onnxruntime"
 
     def __init__(self, form: str | None = None) -> None:
+        """Build the sessions and prove them exact (see the class docstring)."""
         import onnxruntime as ort  # noqa: PLC0415  (numpy stands in when it is missing)
 
         self._numpy = NumpyScorer()
@@ -174,6 +183,7 @@ class OnnxScorer:
         raise RuntimeError("onnxruntime MatMulInteger is not exact on this machine")
 
     def block_scores(self, queries: np.ndarray, block: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        """Exact ``[q, b]`` scores from the sessions (numpy past the form's dimension)."""
         if block.shape[0] > _FORM_MAX_DIM[self.form]:  # int32 accumulation could overflow
             return self._numpy.block_scores(queries, block, sums)
         session = self._one if len(queries) == 1 else self._many
@@ -190,8 +200,11 @@ class OnnxScorer:
         return scores
 
     def _proves_exact(self) -> bool:
-        """Equal to numpy on inputs that saturate a 16-bit pair sum if a kernel has one, one
-        query (GEMV) and several (GEMM), with a remainder in every dimension."""
+        """Check the scorer equals numpy on inputs that trip the kernels' edge cases.
+
+        The inputs saturate a 16-bit pair sum if a kernel has one, hold one query (GEMV) and
+        several (GEMM), with a remainder in every dimension.
+        """
         rng = np.random.default_rng(0)
         for dim, width in ((769, 67), (64, 33)):
             patterns = [
@@ -212,8 +225,11 @@ class OnnxScorer:
 
 @functools.cache
 def default_scorer() -> Scorer:
-    """The library scorer when onnxruntime loads and passes its self-check, else numpy (with
-    one warning saying why). One per process: a session is shared by every caller."""
+    """The library scorer when onnxruntime loads and passes its self-check, else numpy.
+
+    Falling back logs one warning saying why. One per process: a session is shared by every
+    caller.
+    """
     try:
         return OnnxScorer()
     except Exception as err:  # ImportError, onnxruntime's own errors, the self-check
@@ -232,8 +248,10 @@ def _check_queries(queries: np.ndarray, snapshot: Snapshot) -> None:
 
 
 def scores(snapshot: Snapshot, queries: np.ndarray, scorer: Scorer) -> np.ndarray:
-    """Exact scores ``[q, n]`` of int8 ``queries [q, d]`` (codes in [-127, 127]) against every
-    row of ``snapshot``."""
+    """Exact scores ``[q, n]`` of int8 ``queries [q, d]`` against every row of ``snapshot``.
+
+    The query codes lie in [-127, 127].
+    """
     _check_queries(queries, snapshot)
     out = np.empty((len(queries), len(snapshot)), dtype=score_dtype(snapshot.dim))
     for block in snapshot.blocks:  # a wider last block is scored whole: its first columns kept
@@ -265,9 +283,11 @@ def top_k_batch(
     scorer: Scorer | None = None,
     allowed: np.ndarray | None = None,
 ) -> list[Hits]:
-    """At most k (id, score) per query: ``selection.top_k_batch`` over the snapshot's rows, or
-    over the rows where the bool mask ``allowed`` is set. ``scorer`` defaults to
-    ``default_scorer()``."""
+    """At most k (id, score) per query.
+
+    ``selection.top_k_batch`` over the snapshot's rows, or over the rows where the bool mask
+    ``allowed`` is set. ``scorer`` defaults to ``default_scorer()``.
+    """
     queries = np.asarray(queries)
     _check_queries(queries, snapshot)
     eligible = len(snapshot) if allowed is None else int(np.count_nonzero(allowed))

@@ -47,8 +47,10 @@ def quantize(vectors: np.ndarray | Sequence[float] | Sequence[Sequence[float]]) 
 
 
 def matmul_dtype(dim: int) -> type[np.float32] | type[np.int64]:
-    """The dtype whose matmul of ``dim``-long code vectors is exact and fastest: float32 BLAS
-    while ``dim * 127 * 127 < 2**24`` (see ``_FLOAT32_EXACT``), else int64."""
+    """The dtype whose matmul of ``dim``-long code vectors is exact and fastest.
+
+    Float32 BLAS while ``dim * 127 * 127 < 2**24`` (see ``_FLOAT32_EXACT``), else int64.
+    """
     return np.float32 if dim * CODE_MAX * CODE_MAX < _FLOAT32_EXACT else np.int64
 
 

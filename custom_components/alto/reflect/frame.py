@@ -44,7 +44,10 @@ def _ago(elapsed: float) -> str:
 
 
 def frame_line(elapsed: float | None) -> str:
-    """``Frame of mind: warm (the last exchange was 12 minutes ago).``"""
+    """The frame-of-mind line for the time since the last exchange.
+
+    For example ``Frame of mind: warm (the last exchange was 12 minutes ago).``
+    """
     frame = frame_for(elapsed)
     if elapsed is None:
         return f"Frame of mind: {frame} (no earlier exchange is remembered)."

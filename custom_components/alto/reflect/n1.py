@@ -165,9 +165,11 @@ def _key(mandate: str, content: str) -> tuple[str, str]:
 
 
 def inbox_items(state: ScopeState, drafts: Sequence[Draft], at: int) -> list[Observation]:
-    """Inbox items for the drafts, built against the state at commit time: ids from
-    `state.next_id` on, the box their urgency says; a draft already waiting in the inbox (same
-    mandate and content) or citing a turn no longer kept is skipped."""
+    """Inbox items for the drafts, built against the state at commit time.
+
+    Ids from `state.next_id` on, the box their urgency says; a draft already waiting in the
+    inbox (same mandate and content) or citing a turn no longer kept is skipped.
+    """
     seen = {_key(o.mandate, o.content) for o in state.inbox.values() if o.box is not Box.SENT}
     found: list[Observation] = []
     for draft in drafts:

@@ -104,10 +104,12 @@ class Outcome:
         return self.verdict in SUCCESS_VERDICTS and self.service != STATE_QUERY_TOOL
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {"verdict": self.verdict, "entity_id": self.entity_id, "service": self.service}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
+        """The record read back from its `to_json` form."""
         return cls(data["verdict"], data["entity_id"], data["service"])
 
 
@@ -123,6 +125,7 @@ class Turn:
     conversation: str  # `conversation_digest` of the conversation id
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {
             "n": self.n,
             "at": self.at,
@@ -134,6 +137,7 @@ class Turn:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
+        """The record read back from its `to_json` form."""
         outcomes = tuple(Outcome.from_json(o) for o in data["outcomes"])
         return cls(
             data["n"], data["at"], data["utterance"], data["reply"], outcomes, data["conversation"]
@@ -154,6 +158,7 @@ class Observation:
     source: str  # "model" or "heuristic"
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {
             "id": self.id,
             "turns": list(self.turns),
@@ -167,6 +172,7 @@ class Observation:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Observation:
+        """The record read back from its `to_json` form."""
         return cls(
             data["id"],
             tuple(data["turns"]),
@@ -187,6 +193,7 @@ class Nomination:
     quote: str
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {"turn": self.turn, "quote": self.quote}
 
 
@@ -207,6 +214,7 @@ class LedgerEntry:
         return f"L{self.id} [{minute(self.at)}] {self.content}"
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {
             "id": self.id,
             "ledger": self.ledger.value,
@@ -219,6 +227,7 @@ class LedgerEntry:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
+        """The record read back from its `to_json` form."""
         return cls(
             data["id"],
             Ledger(data["ledger"]),
@@ -238,10 +247,12 @@ class Element:
     cites: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {"text": self.text, "cites": list(self.cites)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Element:
+        """The record read back from its `to_json` form."""
         return cls(data["text"], tuple(data["cites"]))
 
 
@@ -259,6 +270,7 @@ class Synthesis:
     elements: dict[str, tuple[Element, ...]]
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the journal stores it (JSON types only)."""
         return {
             "covers": list(self.covers),
             "ledger_through": self.ledger_through,
@@ -272,6 +284,7 @@ class Synthesis:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Synthesis:
+        """The record read back from its `to_json` form."""
         elements = {
             name: tuple(Element.from_json(e) for e in data["elements"][name])
             for name in SYNTHESIS_FIELDS

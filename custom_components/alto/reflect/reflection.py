@@ -92,8 +92,11 @@ class Reviewed:
 
 @dataclass(frozen=True, slots=True)
 class ReflectionReport:
-    """What one reflection did. `exited_cleanly`: every phase ran and the result is committed
-    (or there was nothing to reflect on)."""
+    """What one reflection did.
+
+    `exited_cleanly`: every phase ran and the result is committed (or there was nothing to
+    reflect on).
+    """
 
     scope: str
     covered: tuple[int, int]  # turns first..last read; first > last when none
@@ -112,8 +115,11 @@ def shown_ledger(state: ScopeState) -> list[LedgerEntry]:
 
 
 def batch(state: ScopeState, limit: int, budget: int) -> list[Turn]:
-    """The turns after the cursor this reflection reads: at most `limit`, in `budget` bytes
-    of turn blocks (at least one turn, however long, so the cursor always moves)."""
+    """The turns after the cursor this reflection reads.
+
+    At most `limit`, in `budget` bytes of turn blocks (at least one turn, however long, so the
+    cursor always moves).
+    """
     turns = state.turns_after(state.reflection_cursor)[:limit]
     return turns[: max(1, fitting([turn_block(t) for t in turns], budget))]
 

@@ -21,6 +21,7 @@ class Malformed(Exception):
     """Why an answer is refused; `refusal` is the value the pass reports."""
 
     def __init__(self, reason: Reason, detail: str = "") -> None:
+        """Refuse for `reason`, with `detail` saying where."""
         super().__init__(detail)
         self.refusal = Refusal(reason, detail=detail)
 

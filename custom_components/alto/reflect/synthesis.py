@@ -106,8 +106,10 @@ def has_new(state: ScopeState) -> bool:
 
 
 def shown(state: ScopeState, budget: int) -> tuple[list[Turn], list[LedgerEntry]]:
-    """The covered turns shown (the newest whose blocks fit `budget` bytes) and the open lines
-    shown."""
+    """The covered turns shown and the open lines shown.
+
+    The turns shown are the newest whose blocks fit `budget` bytes.
+    """
     turns = state.turns_after(state.synthesis_cursor)
     newest_first = [turn_block(t) for t in reversed(turns)]
     count = fitting(newest_first, budget)

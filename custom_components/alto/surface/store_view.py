@@ -184,8 +184,11 @@ class StoreMemoryView:
             depth *= 2
 
     def _cue_index(self, viewer: str | None, names: list[str]) -> CueIndex:
-        """The viewer's names indexed for cue matching: the last index while they are unchanged,
-        else a new one that takes every key an earlier index holds."""
+        """The viewer's names indexed for cue matching.
+
+        The last index while they are unchanged, else a new one that takes every key an
+        earlier index holds.
+        """
         with self._cues_lock:
             current, earlier = self._cues.get(viewer), tuple(self._cues.values())
         if current is not None and current.names == tuple(names):

@@ -79,7 +79,8 @@ REGENERATE_INSTRUCTION = (
 class RunBlocking(Protocol):
     """Runs a blocking call away from the event loop (`hass.async_add_executor_job` in HA)."""
 
-    def __call__[T](self, function: Callable[[], T], /) -> Awaitable[T]: ...
+    def __call__[T](self, function: Callable[[], T], /) -> Awaitable[T]:
+        """Run `function` away from the event loop; its result."""
 
 
 async def run_in_thread[T](function: Callable[[], T]) -> T:
@@ -123,16 +124,21 @@ class HeardLike(Protocol):
     """What the Surfacer reads of a heard utterance; `episode` may be absent (no context)."""
 
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """What was said."""
 
     @property
-    def actor(self) -> str | None: ...
+    def actor(self) -> str | None:
+        """The speaker's HA user id, None when unknown."""
 
 
 @dataclass(frozen=True, slots=True)
 class Heard:
-    """A heard utterance: its text, its speaker (HA user id, None when unknown) and the current
-    episode's spoken turns, newest last."""
+    """A heard utterance.
+
+    Its text, its speaker (HA user id, None when unknown) and the current episode's spoken
+    turns, newest last.
+    """
 
     text: str
     actor: str | None = None
@@ -232,8 +238,10 @@ class Surfacer:
         *,
         run_blocking: RunBlocking = run_in_thread,
     ) -> None:
-        """Read through `memory`, render with `render` (the small model's chat call), and match
-        and verify through `run_blocking`."""
+        """Read through `memory`, render with `render`, and match and verify in `run_blocking`.
+
+        `render` is the small model's chat call.
+        """
         self._memory = memory
         self._render = render
         self._options = options or SurfacerOptions()

@@ -66,6 +66,7 @@ class Verdict:
 
     @property
     def modes(self) -> frozenset[str]:
+        """The failure modes, once each."""
         return frozenset(f.mode for f in self.failures)
 
     @property
@@ -76,6 +77,8 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class Token:
+    """One token of a text, with what tracing reads of it."""
+
     kind: Literal["word", "number", "clause", "sentence"]
     norm: str = ""  # casefolded word, or the number normalized ("3rd" -> "3", "7.30" -> "7:30")
     key: str = ""  # what tracing compares: the stem for words, the normalized number otherwise
@@ -649,9 +652,11 @@ def _scopes(text: _Read) -> tuple[list[bool], list[str]]:
 
 
 def _floating(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> frozenset[int]:
-    """Floating quantifiers of coordinated names: just before the first, just after the last, or
-    after one function word ("Mia and Leo are both"). Each member is checked on its own, which is
-    all they assert, so they are form."""
+    """Floating quantifiers of coordinated names.
+
+    Just before the first, just after the last, or after one function word ("Mia and Leo are
+    both"). Each member is checked on its own, which is all they assert, so they are form.
+    """
     found: set[int] = set()
     reach = 0  # where the last chain of coordinated names ended; its later members are inside it
     for start in sorted(mention_at):
@@ -817,8 +822,10 @@ def _matcher(relaxed: _Relaxed) -> Callable[[_Unit, _Unit], bool]:
 def _in_order(
     units: Sequence[_Unit], source: Sequence[_Unit], match: Callable[[_Unit, _Unit], bool]
 ) -> bool:
-    """Order-preserving match with gaps, where a gap may leave a source clause only to enter a
-    later clause at its first unit, and a clause with a subject of its own only at that name.
+    """Order-preserving match with gaps.
+
+    A gap may leave a source clause only to enter a later clause at its first unit, and a clause
+    with a subject of its own only at that name.
 
     So "football on Tuesday and piano on Thursday" never yields "football on Thursday", and "on
     Fridays Jo runs" lends "Fridays" to nothing Jo does elsewhere, while "apples, pears and plums"
@@ -869,15 +876,19 @@ def _moved(units: Sequence[_Unit], begin: int, end: int, k: int) -> list[_Unit]:
 
 
 def _to_end(units: Sequence[_Unit], k: int) -> list[_Unit]:
-    """The first `k` units moved to the end, where they take the polarity the clause ends with:
-    "on Sundays Jo doesn't swim" says the same as "Jo doesn't swim on Sundays"."""
+    """The first `k` units moved to the end, where they take the polarity the clause ends with.
+
+    "on Sundays Jo doesn't swim" says the same as "Jo doesn't swim on Sundays".
+    """
     rest = list(units[k:])
     return [*rest, *(replace(u, negated=rest[-1].negated) for u in units[:k])]
 
 
 def _cuts(units: Sequence[_Unit]) -> range:
-    """How many leading units a fronted adjunct may span: at least one, up to the first name,
-    and never the whole clause."""
+    """How many leading units a fronted adjunct may span.
+
+    At least one, up to the first name, and never the whole clause.
+    """
     names = [k for k, u in enumerate(units) if _is_name(u)]
     return range(1, min([len(units) - 1, *names]) + 1)
 
