@@ -50,7 +50,7 @@ class Coalescer[T, R]:
                 taken, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
                 try:
                     results = await self._commit([item for item, _future in taken])
-                except Exception as err:  # every waiting caller gets the failure
+                except Exception as err:  # noqa: BLE001 - every waiting caller gets the failure
                     for _item, future in taken:
                         if not future.done():
                             future.set_exception(err)

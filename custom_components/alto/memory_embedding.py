@@ -62,7 +62,7 @@ class Embedder:
         if texts:
             try:
                 found = dict(zip(texts, await self.documents(list(texts)), strict=True))
-            except Exception as err:  # intake turns it into its refusal
+            except Exception as err:  # noqa: BLE001 - intake turns it into its refusal
                 failure = err
 
         async def fetched(wanted: list[str]) -> list[list[float]]:

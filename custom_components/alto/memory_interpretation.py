@@ -179,7 +179,7 @@ class PendingInterpreter:
                     for item in remaining:
                         self._settled(behind, item)
                     return True
-                except Exception as err:  # logged; the sources stay pending
+                except Exception as err:  # noqa: BLE001 - logged; the sources stay pending
                     self._interpretation_failed(len(remaining), f"{type(err).__name__}: {err}")
                     return False
                 refusal = result.refusal
@@ -203,7 +203,7 @@ class PendingInterpreter:
                         journal=writer.journal,
                         run_blocking=self._hass.async_add_executor_job,
                     )
-                except Exception as err:  # logged; the sources stay pending
+                except Exception as err:  # noqa: BLE001 - logged; the sources stay pending
                     self._interpretation_failed(len(refused), f"{type(err).__name__}: {err}")
                     return False
                 for item in refused:

@@ -35,5 +35,7 @@ async def async_create_fix_flow(
     hass: HomeAssistant, issue_id: str, data: dict[str, Any] | None
 ) -> RepairsFlow:
     """The fix flow of an Alto issue."""
-    assert issue_id.startswith(ISSUE_PREFIX) and data is not None  # the only fixable issue
+    # The only fixable issue, always created with its data.
+    assert issue_id.startswith(ISSUE_PREFIX)
+    assert data is not None
     return PreferLocalIntentsFlow(str(data["pipeline_id"]))

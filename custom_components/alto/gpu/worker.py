@@ -53,7 +53,7 @@ class OwnerThread[R: Closeable]:
     def _run(self, factory: Callable[[], R], ready: Future[None]) -> None:
         try:
             resource = factory()
-        except BaseException as err:  # handed to the constructor, which re-raises it
+        except BaseException as err:  # noqa: BLE001 - handed to the constructor, which re-raises it
             ready.set_exception(err)
             return
         ready.set_result(None)
@@ -64,7 +64,7 @@ class OwnerThread[R: Closeable]:
                     continue
                 try:
                     future.set_result(fn(resource, *args))
-                except BaseException as err:  # delivered to the caller through the future
+                except BaseException as err:  # noqa: BLE001 - the caller gets it through the future
                     future.set_exception(err)
         finally:
             resource.close()

@@ -151,7 +151,7 @@ class AcceptanceResult:
 async def _ask(call_model: CallModel, messages: list[Message], schema: Schema) -> str:
     try:
         answer = await call_model(messages, schema)
-    except Exception as err:  # a failing call fails the case, not the run
+    except Exception as err:  # noqa: BLE001 - a failing call fails the case, not the run
         return f"<call failed: {type(err).__name__}>"
     return answer if isinstance(answer, str) else f"<not text: {type(answer).__name__}>"
 

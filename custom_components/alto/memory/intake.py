@@ -121,7 +121,7 @@ async def _embed(embed: Embed, texts: list[str], dim: int | None) -> list[bytes]
         return []
     try:
         vectors = await embed(texts)
-    except Exception as err:  # any substrate failure refuses the batch
+    except Exception as err:  # noqa: BLE001 - any substrate failure refuses the batch
         return Refusal(Reason.EMBEDDING_FAILED, detail=type(err).__name__)
     if not isinstance(vectors, list) or len(vectors) != len(texts):
         return Refusal(Reason.EMBEDDING_FAILED, detail="wrong vector count")
@@ -145,7 +145,7 @@ async def _call(
     async with gate:
         try:
             return await call_model(messages, schema)
-        except Exception as err:  # any substrate failure refuses the batch
+        except Exception as err:  # noqa: BLE001 - any substrate failure refuses the batch
             return Refusal(Reason.MODEL_CALL_FAILED, detail=type(err).__name__)
 
 

@@ -232,7 +232,7 @@ def default_scorer() -> Scorer:
     """
     try:
         return OnnxScorer()
-    except Exception as err:  # ImportError, onnxruntime's own errors, the self-check
+    except Exception as err:  # noqa: BLE001 - ImportError, onnxruntime's own errors, the self-check
         _LOGGER.warning("onnxruntime selection unavailable, using numpy: %s", err)
         return NumpyScorer()
 

@@ -258,7 +258,7 @@ class Surfacer:
         """Surface at most one verified thought about what was heard."""
         try:
             return await self._surface(heard)
-        except Exception as err:  # the organ never raises into the turn
+        except Exception as err:  # noqa: BLE001 - the organ never raises into the turn
             _LOGGER.warning("Surfacer failed, nothing surfaces: %r", err)
             return SurfaceOutcome("nothing", failure_modes=["internal_error"])
 
@@ -269,13 +269,13 @@ class Surfacer:
         modes: list[str] = []
         try:
             fragment = await self._cued_fragment(text, viewer)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - the organ never raises into the turn
             _LOGGER.warning("Surfacer: the memory view failed, nothing surfaces: %r", err)
             return SurfaceOutcome("nothing", failure_modes=["memory_error"])
         if self._options.recall:
             try:
                 await self._add_recall(fragment, text, viewer)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - the organ never raises into the turn
                 _LOGGER.warning("Surfacer: semantic recall failed, using cues only: %r", err)
                 modes.append("recall_error")
         if not fragment:
@@ -290,7 +290,7 @@ class Surfacer:
         for attempt in (1, 2):
             try:
                 thought = await self._call_render(messages)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - the organ never raises into the turn
                 _LOGGER.warning("Surfacer: the render failed, nothing surfaces: %r", err)
                 return SurfaceOutcome(
                     "nothing", failure_modes=[*modes, "render_error"], attempts=attempt
@@ -422,7 +422,7 @@ def _judge(
     try:
         if _episode_echo(fragment, thought, utterance, context):
             problems.append(_Problem("episode_echo", thought))
-    except Exception as err:  # fail toward dropping
+    except Exception as err:  # noqa: BLE001 - fail toward dropping
         _LOGGER.warning("Surfacer: the episode-echo check failed, dropping: %r", err)
         problems.append(_Problem("episode_echo", thought))
     return problems

@@ -134,7 +134,7 @@ def verify_render(
     """Judge `render` against the licensed phrases in `fragment`; never raises."""
     try:
         failures = _failures(fragment, render, utterance)
-    except Exception:  # a verifier that cannot run drops the render instead of passing it
+    except Exception:  # noqa: BLE001 - a verifier that cannot run drops the render
         failures = None
     if failures is None:
         return Verdict(False, (Failure("untraceable", render if isinstance(render, str) else ""),))
