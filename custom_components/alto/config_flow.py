@@ -36,13 +36,17 @@ from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
     CONF_BREATHER,
+    CONF_CHROMA_CA_FILE,
     CONF_CHROMA_HOST,
     CONF_CHROMA_PORT,
+    CONF_CHROMA_TLS,
+    CONF_CHROMA_TOKEN,
     CONF_CONSENT,
     CONF_EMBEDDING_MODEL,
     CONF_GPU,
     CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
+    CONF_MAX_MEMORIES,
     CONF_MEMORY_MODE,
     CONF_MODEL,
     CONF_N1_ENABLED,
@@ -67,10 +71,13 @@ from .const import (
     DOMAIN,
     LOGGER,
     MAX_MAX_HISTORY,
+    MAX_MAX_MEMORIES,
     MAX_NUM_CTX,
+    MIN_MAX_MEMORIES,
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
+from .memory.server import ServerError, probe
 from .model_client import (
     ModelFailure,
     classify_failure,
@@ -405,6 +412,16 @@ def _options_schema(settings: AltoSettings, options: Mapping[str, Any]) -> proba
                 TextSelector()
             ),
             probatio.Optional(CONF_CHROMA_PORT, default=settings.chroma_port): _number(1, 65535),
+            probatio.Optional(CONF_CHROMA_TOKEN, **_suggested(options, CONF_CHROMA_TOKEN)): (
+                TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+            ),
+            probatio.Optional(CONF_CHROMA_TLS, default=settings.chroma_tls): BooleanSelector(),
+            probatio.Optional(CONF_CHROMA_CA_FILE, **_suggested(options, CONF_CHROMA_CA_FILE)): (
+                TextSelector()
+            ),
+            probatio.Optional(CONF_MAX_MEMORIES, default=settings.max_memories): _number(
+                MIN_MAX_MEMORIES, MAX_MAX_MEMORIES
+            ),
             probatio.Optional(
                 CONF_SURFACER_ENABLED, default=settings.surfacer_enabled
             ): BooleanSelector(),
@@ -437,9 +454,21 @@ class AltoOptionsFlow(OptionsFlow):
     """Every option in one form; consent tiers and the background passes in their sections."""
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """One form with every option."""
-        if user_input is not None:
-            return self.async_create_entry(data=user_input)
+        """One form with every option; a Chroma server is checked before the options are saved."""
         entry = self.config_entry
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            chosen = AltoSettings.from_mapping({**entry.data, **user_input})
+            server = chosen.chroma_server(self.hass.config.path)
+            try:
+                if server is not None:
+                    await self.hass.async_add_executor_job(probe, server)
+            except ServerError as err:
+                LOGGER.debug("Checking the Chroma server failed: %s", err)
+                errors["base"] = f"chroma_{err.reason}"
+            else:
+                return self.async_create_entry(data=user_input)
         schema = _options_schema(AltoSettings.from_entry(entry), entry.options)
-        return self.async_show_form(step_id="init", data_schema=schema)
+        if user_input is not None:
+            schema = self.add_suggested_values_to_schema(schema, user_input)
+        return self.async_show_form(step_id="init", data_schema=schema, errors=errors)

@@ -1,8 +1,13 @@
-"""The repair issue of a damaged memory journal.
+"""The repair issues of a damaged memory journal and of a Chroma server that disagrees with it.
 
 A journal that does not verify at open (`Journal.damage`), or a store that cannot reconcile
 with it, leaves the organ serving recall but refusing every write (`memory_writer`), with a
 repair issue that says how to recover.
+
+A Chroma server whose rows differ from the journal's (`MemoryStore.check_server`: rows Alto
+never wrote, changed or missing) had none of them read; its copy was rebuilt from the journal,
+and a repair issue says so, persistent until dismissed: a server that changed under Alto is worth
+a look.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from homeassistant.helpers import issue_registry as ir
 
 from .const import DOMAIN, LOGGER
 from .memory.journal import Journal
+from .memory.store import ServerCheck
 
 ISSUE_JOURNAL_DAMAGED = "journal_damaged"
+ISSUE_SERVER_MISMATCH = "chroma_server_mismatch"
 
 
 @callback
@@ -42,5 +49,35 @@ def report_journal_damage(hass: HomeAssistant, entry_id: str, journal: Journal) 
             "entry": str(damage.sequence),
             "reason": damage.reason,
             "path": str(journal.path),
+        },
+    )
+
+
+@callback
+def report_server_mismatch(
+    hass: HomeAssistant, entry_id: str, host: str, check: ServerCheck
+) -> None:
+    """A repair issue (and one warning) for a server whose rows disagreed with the journal."""
+    LOGGER.warning(
+        "Chroma server %s held rows that the memory journal does not (%d foreign, %d changed, "
+        "%d missing): none were read, and its copy was rebuilt from the journal",
+        host,
+        check.foreign,
+        check.changed,
+        check.missing,
+    )
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        f"{ISSUE_SERVER_MISMATCH}_{entry_id}",
+        is_fixable=False,
+        is_persistent=True,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=ISSUE_SERVER_MISMATCH,
+        translation_placeholders={
+            "host": host,
+            "foreign": str(check.foreign),
+            "changed": str(check.changed),
+            "missing": str(check.missing),
         },
     )

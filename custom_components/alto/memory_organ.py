@@ -56,8 +56,9 @@ from .memory.qualification import (
 from .memory.qualification import effective_mode as mode_for_pair
 from .memory.records import HOUSEHOLD, Row
 from .memory.references import KIND_NAMES
-from .memory.store import MemoryStore
-from .memory_damage import report_journal_damage
+from .memory.server import namespace
+from .memory.store import MemoryStore, ServerCheck
+from .memory_damage import report_journal_damage, report_server_mismatch
 from .memory_embedding import Embedder
 from .memory_interpretation import RETRY_FIRST_S, PendingInterpreter
 from .memory_reads import MemoryReader
@@ -169,21 +170,27 @@ class MemoryOrgan:
         """Open the store (embedded or server) and journal; bring the store up to the journal;
         resume the interpretation of pending sources."""
         base = storage_dir(hass, entry_id)
-        host = settings.chroma_host
+        server = settings.chroma_server(hass.config.path)
         table_path = Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
 
+        checked = ServerCheck()
+
         def _open() -> tuple[MemoryStore, Journal, SelectionBackend, QualificationTable]:
+            nonlocal checked
             base.mkdir(parents=True, exist_ok=True)
             # Setup reads this verified image of the state, not every Chroma record.
             checkpoint = Checkpoint(base / "memory.checkpoint", base / "journal.jsonl")
-            if host:
-                store = MemoryStore.open_http(host, settings.chroma_port, checkpoint=checkpoint)
+            if server is not None:
+                store = MemoryStore.open_http(server, namespace(entry_id), checkpoint=checkpoint)
             else:
                 store = MemoryStore.open_persistent(base / "chroma", checkpoint=checkpoint)
             journal = Journal(base / "journal.jsonl")
             if journal.damage is None:
                 try:
                     replay.reconcile(journal, store)  # a crash between journal and store
+                    # A server's rows against the journal's state; rebuilt when they differ.
+                    if checked := store.check_server():
+                        replay.reconcile(journal, store)
                 except replay.ReconcileError as err:
                     journal.damage = Damage(err.sequence, err.reason)
                 except Exception:
@@ -214,6 +221,8 @@ class MemoryOrgan:
             selection=backend,
         )
         report_journal_damage(hass, entry_id, journal)
+        if checked and server is not None:
+            report_server_mismatch(hass, entry_id, server.host, checked)
         organ._interpreter.kick()
         organ._reader.warm(entry_id)
         return organ

@@ -6,7 +6,7 @@ setup is always current; nothing else reads `entry.data` or `entry.options` for 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -18,13 +18,17 @@ from .const import (
     CONF_ACTION_MODEL,
     CONF_ASSISTANT_NAME,
     CONF_BREATHER,
+    CONF_CHROMA_CA_FILE,
     CONF_CHROMA_HOST,
     CONF_CHROMA_PORT,
+    CONF_CHROMA_TLS,
+    CONF_CHROMA_TOKEN,
     CONF_CONSENT,
     CONF_EMBEDDING_MODEL,
     CONF_GPU,
     CONF_KEEP_ALIVE,
     CONF_MAX_HISTORY,
+    CONF_MAX_MEMORIES,
     CONF_MEMORY_MODE,
     CONF_MODEL,
     CONF_N1_ENABLED,
@@ -48,9 +52,11 @@ from .const import (
     CONF_URL,
     DEFAULT_BREATHER,
     DEFAULT_CHROMA_PORT,
+    DEFAULT_CHROMA_TLS,
     DEFAULT_GPU,
     DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_HISTORY,
+    DEFAULT_MAX_MEMORIES,
     DEFAULT_MEMORY_MODE,
     DEFAULT_NUM_CTX,
     DEFAULT_PASS_ENABLED,
@@ -64,6 +70,7 @@ from .const import (
     DEFAULT_SURFACER_WAIT,
     DEFAULT_SYNTHESIS_INTERVAL,
 )
+from .memory.server import ChromaServer
 
 
 class ReplyChannel(StrEnum):
@@ -101,6 +108,10 @@ class AltoSettings:
     memory_mode: int = DEFAULT_MEMORY_MODE
     chroma_host: str | None = None
     chroma_port: int = DEFAULT_CHROMA_PORT
+    chroma_token: str | None = None
+    chroma_tls: bool = DEFAULT_CHROMA_TLS
+    chroma_ca_file: str | None = None  # as typed: relative to the config folder, or absolute
+    max_memories: int = DEFAULT_MAX_MEMORIES
     gpu: str = DEFAULT_GPU
     surfacer_enabled: bool = DEFAULT_SURFACER_ENABLED
     surfacer_recall: bool = DEFAULT_SURFACER_RECALL
@@ -120,6 +131,19 @@ class AltoSettings:
     def keep_alive(self) -> str:
         """Ollama's keep_alive (seconds, with the unit Ollama requires)."""
         return f"{self.keep_alive_s}s"
+
+    def chroma_server(self, resolve: Callable[[str], str]) -> ChromaServer | None:
+        """The Chroma server the options name (None: the embedded store); `resolve` turns the
+        CA file's path into an absolute one (``hass.config.path``)."""
+        if not self.chroma_host:
+            return None
+        return ChromaServer(
+            host=self.chroma_host,
+            port=self.chroma_port,
+            token=self.chroma_token,
+            tls=self.chroma_tls,
+            ca_file=resolve(self.chroma_ca_file) if self.chroma_ca_file else None,
+        )
 
     @property
     def reply_channel(self) -> ReplyChannel:
@@ -167,6 +191,10 @@ class AltoSettings:
             memory_mode=int(values.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
             chroma_host=values.get(CONF_CHROMA_HOST) or None,
             chroma_port=int(values.get(CONF_CHROMA_PORT) or DEFAULT_CHROMA_PORT),
+            chroma_token=values.get(CONF_CHROMA_TOKEN) or None,
+            chroma_tls=bool(values.get(CONF_CHROMA_TLS, DEFAULT_CHROMA_TLS)),
+            chroma_ca_file=values.get(CONF_CHROMA_CA_FILE) or None,
+            max_memories=int(values.get(CONF_MAX_MEMORIES) or DEFAULT_MAX_MEMORIES),
             gpu=str(values.get(CONF_GPU, DEFAULT_GPU)),
             surfacer_enabled=bool(values.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED)),
             surfacer_recall=bool(values.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL)),

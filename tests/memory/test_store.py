@@ -21,7 +21,9 @@ from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.recall import turn_block
 from custom_components.alto.memory.records import Mutation, Row
 from custom_components.alto.memory.references import render_reference
+from custom_components.alto.memory.replay import reconcile
 from custom_components.alto.memory.selection import scores
+from custom_components.alto.memory.server import ChromaServer
 from custom_components.alto.memory.store import MemoryStore
 
 from .conftest import USER_A, USER_B, FakeModel, fake_embed
@@ -176,14 +178,23 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
             except OSError:
                 assert time.monotonic() < deadline, "chroma server did not start"
                 await asyncio.sleep(0.1)
-        store = MemoryStore.open_http("127.0.0.1", port)
+        remote = ChromaServer("127.0.0.1", port)
+        store = MemoryStore.open_http(remote, "one")
         result = await intake(many(3), store, journal, FakeModel())
         snapshot, rows = store.snapshot(), store.rows(None)
         store.close()
-        again = MemoryStore.open_http("127.0.0.1", port)
+        # A server's rows are never read: the state comes from the journal again, and the
+        # server's rows agree with it.
+        again = MemoryStore.open_http(remote, "one")
+        assert again.rows(None) == [] and again.applied == 0
+        assert reconcile(journal, again) == 1 and not again.check_server()
         assert again.snapshot() == snapshot and again.rows(None) == rows
         assert again.applied == result.sequence == 1
         again.close()
+        # Another namespace on the same server is another store.
+        other = MemoryStore.open_http(remote, "two")
+        assert other.snapshot() != snapshot and other.rows(None) == []
+        other.close()
         # An embedded store opened after a server one stays embedded (no shared settings).
         local = MemoryStore.open_persistent(tmp_path / "local")
         assert local.snapshot() != snapshot and local.rows(None) == []

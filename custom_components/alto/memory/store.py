@@ -11,6 +11,15 @@ scores on it (`scoring`: the library's integer GEMM, the same integers replay co
 results do not depend on Chroma's approximate index. Chroma is only the durable copy (embedded
 `PersistentClient`, or a Chroma server for larger homes).
 
+A Chroma server is another machine's copy, so its rows are never read into the state: a server
+store (``trusted=False``) builds its state only from what the journal verifies (the checkpoint
+and the entries after it, or the whole journal when there is no usable checkpoint: the store then
+starts empty and `replay.reconcile` writes every row again). `check_server` then compares the
+server's rows (ids, quotes, metadata) with that state: rows Alto never wrote (another entry's,
+or added behind its back), rows changed, or rows missing are reported, and the server's copy is
+rebuilt from the journal. Vectors are not compared (reading them is most of the transfer); they
+never reach the state either.
+
 With a `checkpoint.Checkpoint`, opening reads the verified checkpoint (and the journal entries
 after it) instead of every Chroma record, and falls back to Chroma when there is none. The store
 writes a checkpoint after a load from Chroma, every `CHECKPOINT_EVERY` entries, at close, and at
@@ -32,9 +41,11 @@ locked methods here (`get`, `rows`, `count`, `visibility`, `codes_snapshot`, ...
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +54,18 @@ import numpy as np
 from chromadb.config import Settings
 
 from .checkpoint import Checkpoint
+from .journal_tail import last_lines
 from .matrix import Snapshot
 from .recall import turn_block, warm
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .scoring import Scorer, default_scorer, scores, top_k
+from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
+from .server import client as server_client
 
 _LOGGER = logging.getLogger(__name__)
 
-COLLECTION = "alto_memory"
-STATE_COLLECTION = "alto_memory_state"
+__all__ = ["COLLECTION", "STATE_COLLECTION", "MemoryStore", "ServerCheck"]
+
 _STATE_ID = "state"
 _PAGE = 1000
 CHECKPOINT_EVERY = 1024  # journal entries applied between two checkpoints while running
@@ -63,6 +77,20 @@ def _settings() -> Settings:
     return Settings(anonymized_telemetry=False)
 
 
+@dataclass(frozen=True, slots=True)
+class ServerCheck:
+    """What a server's rows had that the journal's state does not: ids Alto never wrote
+    (``foreign``), rows whose quote or metadata differ (``changed``), rows it lacks
+    (``missing``)."""
+
+    foreign: int = 0
+    changed: int = 0
+    missing: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.foreign or self.changed or self.missing)
+
+
 class MemoryStore:
     """Rows in Chroma, mirrored in memory for exact selection."""
 
@@ -72,12 +100,15 @@ class MemoryStore:
         *,
         checkpoint: Checkpoint | None = None,
         scorer: Scorer | None = None,
+        namespace: str | None = None,
+        trusted: bool = True,
     ) -> None:
         self._client = client
         # Guards the mirror: the writer applies in an executor thread while readers may recall.
         self._lock = threading.Lock()
-        self._rows = client.get_or_create_collection(COLLECTION, embedding_function=None)
-        self._meta = client.get_or_create_collection(STATE_COLLECTION, embedding_function=None)
+        self._names = collection_names(namespace)
+        self._trusted = trusted
+        self._rows, self._meta = self._collections()
         self.scorer = scorer or default_scorer()
         self._checkpoint = checkpoint
         self._saved = 0  # the sequence of the checkpoint on disk
@@ -94,11 +125,18 @@ class MemoryStore:
 
     @classmethod
     def open_http(
-        cls, host: str, port: int, *, ssl: bool = False, checkpoint: Checkpoint | None = None
+        cls, server: ChromaServer, namespace: str, *, checkpoint: Checkpoint | None = None
     ) -> MemoryStore:
-        """A store on a Chroma server."""
-        client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
-        return cls(client, checkpoint=checkpoint)
+        """A store in `namespace`'s collections on a Chroma server; its rows are not trusted (see
+        the module docstring). Raises `server.ServerError` when the server cannot be used."""
+        return cls(server_client(server), checkpoint=checkpoint, namespace=namespace, trusted=False)
+
+    def _collections(self) -> tuple[Any, Any]:
+        rows, state = self._names
+        return (
+            self._client.get_or_create_collection(rows, embedding_function=None),
+            self._client.get_or_create_collection(state, embedding_function=None),
+        )
 
     def close(self) -> None:
         """Write the checkpoint if it is behind, then release the client (SQLite handles)."""
@@ -109,6 +147,9 @@ class MemoryStore:
     def _open(self) -> None:
         found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
         applied = int(found["metadatas"][0]["applied"]) if found["ids"] else 0
+        if not self._trusted:
+            self._open_untrusted(applied)
+            return
         # Chroma is not asked for its row count: that loads its whole HNSW index into memory.
         restored = self._checkpoint.load(applied) if self._checkpoint and applied else None
         if restored is not None:
@@ -118,6 +159,61 @@ class MemoryStore:
             return
         self._load(applied)
         self._save_checkpoint()
+
+    def _open_untrusted(self, applied: int) -> None:
+        """The state from the checkpoint at the server's sequence (never past the journal's
+        end), or empty at 0 so that reconciling writes every row again from the journal."""
+        target = min(applied, self._journal_end())
+        restored = self._checkpoint.load(target) if self._checkpoint and target else None
+        if restored is not None:
+            self.state, self._saved = restored.state, restored.saved
+        # else: the empty state at 0; the checkpoint file stays for a later start.
+
+    def _journal_end(self) -> int:
+        """The last journal entry's sequence (0 without a journal or a readable last line)."""
+        if self._checkpoint is None:
+            return 0
+        try:
+            lines = last_lines(self._checkpoint.journal, 1)
+            return int(json.loads(lines[-1])["sequence"]) if lines else 0
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0
+
+    def check_server(self) -> ServerCheck:
+        """Compare the server's rows with the state (after `replay.reconcile`); when they
+        disagree, empty the server's collections and the state (applied 0), so that reconciling
+        again rebuilds both from the journal. An embedded store has nothing to check."""
+        if self._trusted:
+            return ServerCheck()
+        with self._lock:
+            expected = {row.id: row for row in self.state.rows()}
+        seen: set[int] = set()
+        foreign = changed = 0
+        offset = 0
+        while True:
+            page = self._rows.get(include=["documents", "metadatas"], limit=_PAGE, offset=offset)
+            for raw_id, document, metadata in zip(
+                page["ids"], page["documents"], page["metadatas"], strict=True
+            ):
+                row = expected.get(int(raw_id)) if raw_id.isdigit() else None
+                if row is None:
+                    foreign += 1
+                    continue
+                seen.add(row.id)
+                if document != row.document or dict(metadata or {}) != row.metadata():
+                    changed += 1
+            if len(page["ids"]) < _PAGE:
+                break
+            offset += _PAGE
+        found = ServerCheck(foreign, changed, len(expected) - len(seen))
+        if found:
+            for name in self._names:
+                self._client.delete_collection(name)
+            self._rows, self._meta = self._collections()
+            with self._lock:
+                self.state = MemoryState()
+            self._saved = 0
+        return found
 
     def _save_checkpoint(self) -> None:
         """Replace the checkpoint, if the store has one; a failure costs only a slower next start
