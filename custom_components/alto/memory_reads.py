@@ -51,8 +51,7 @@ class MemoryReader:
         turn does not stem the whole store (about 0.15 s per 1,000 memories)."""
 
         async def warm() -> None:
-            names = await _async_user_names(self._hass)
-            await self._hass.async_add_executor_job(self._store.warm_recall, names)
+            await self._hass.async_add_executor_job(self._store.warm_recall)
 
         self._hass.async_create_background_task(warm(), f"alto_warm_recall_{entry_id}")
 

@@ -18,7 +18,8 @@ same embeddings:
   and ``query: `` prefixes (`memory.instructions`):
 - exact int8 cosine: over every row;
 - Chroma HNSW: the store's own Chroma collection, queried with the question's embedding;
-- BM25 alone: `memory.lexical.bm25` over every row;
+- BM25 alone: the lexical score over every row (`tests/memory/recall_reference.bm25`, the scan
+  the turn's indexed score matches);
 - informative only: cosine over the rows that compete (`memory.informative`);
 - + fusion: cosine and BM25 (which reads who said a row) fused by reciprocal rank
   (`memory.recall.rank`);
@@ -47,16 +48,17 @@ from homeassistant.util import dt as dt_util
 from custom_components.alto.const import (
     CONF_MEMORY_MODE,
 )
+from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.intake import run_intake
-from custom_components.alto.memory.lexical import bm25, document
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
-from custom_components.alto.memory.recall import competes, rank
+from custom_components.alto.memory.recall import rank
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory_organ import MemoryOrgan
 from scripts.benches.harness import add_alto, quiet_home
 from tests.integration.helpers import memory
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
+from tests.memory.recall_reference import bm25, document
 
 DATA = Path(__file__).parent / "recall_data"
 NON_FACTS = {"question", "command", "ack"}

@@ -154,7 +154,8 @@ HEAVY = (
     ("custom_components.alto.surface.verify", "words"),
     ("custom_components.alto.surface.surfacer", "verify_render"),
     ("custom_components.alto.memory.store", "MemoryStore.turn_block"),
-    ("custom_components.alto.memory.recall", "bm25"),
+    ("custom_components.alto.memory.corpus", "Corpus.extend"),
+    ("custom_components.alto.memory.corpus", "View.lexical"),
 )
 
 

@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
+from custom_components.alto.memory import recall
+from custom_components.alto.memory.corpus import Corpus
 from custom_components.alto.memory.informative import is_informative
 from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
-from custom_components.alto.memory.lexical import bm25, document, log2_fixed, terms
-from custom_components.alto.memory.recall import (
-    DAY_S,
-    UPDATING,
-    Similarity,
-    lexical_document,
-    memory_line,
-    nearest_older,
-    newer_first,
-    rank,
-    shares_subject,
-    turn_block,
-)
+from custom_components.alto.memory.lexical import log2_fixed, terms
+from custom_components.alto.memory.recall import DAY_S, UPDATING, memory_line, rank, shares_subject
 from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Row
+
+from .recall_reference import Similarity, bm25, document, lexical_document
 
 ALICE = "a" * 32
 DAY0 = 1_790_000_000
@@ -162,6 +156,50 @@ def similarity(table: dict[tuple[int, int], int]) -> Similarity:
 
 
 NONE_ALIKE = similarity({})
+
+
+def _likeness(pool: Sequence[Row], similar: Similarity) -> recall.Likeness:
+    """`similar` as the indexed path reads it: positions of `pool` against all of `pool`."""
+    return lambda positions: np.asarray(similar([pool[p] for p in positions], pool))
+
+
+def nearest_older(
+    candidates: Sequence[Row], pool: Sequence[Row], similar: Similarity
+) -> dict[int, int]:
+    """`recall.nearest_older` over `pool` alone, by id."""
+    view = Corpus.of(pool)
+    found = recall.nearest_older(
+        view, [pool.index(r) for r in candidates], np.arange(len(pool)), _likeness(pool, similar)
+    )
+    return {pool[c].id: pool[p].id for c, p in found.items()}
+
+
+def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
+    """`recall.newer_first` over `pool` alone."""
+    view = Corpus.of(pool)
+    positions = [pool.index(r) for r in ranked]
+    return recall.newer_first(view, positions, np.arange(len(pool)), _likeness(pool, similar))
+
+
+def turn_block(
+    rows: Sequence[Row],
+    cosine: Sequence[int],
+    query: str,
+    render: Callable[[Row], str],
+    *,
+    similar: Similarity,
+    **limits: int,
+) -> list[Row]:
+    """`recall.turn_block` over `rows` alone, every row visible."""
+    return recall.turn_block(
+        Corpus.of(rows),
+        np.ones(len(rows), dtype=bool),
+        np.array(cosine, dtype=np.int64),
+        query,
+        render,
+        likeness=_likeness(rows, similar),
+        **limits,
+    )
 
 
 def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:

@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from custom_components.alto.memory import corpus
 from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal
-from custom_components.alto.memory.lexical import document
 from custom_components.alto.memory.pipeline import IntakeInput
-from custom_components.alto.memory.recall import turn_block
 from custom_components.alto.memory.records import Mutation, Row
 from custom_components.alto.memory.references import render_reference
 from custom_components.alto.memory.replay import reconcile
@@ -27,6 +26,7 @@ from custom_components.alto.memory.server import ChromaServer
 from custom_components.alto.memory.store import MemoryStore
 
 from .conftest import USER_A, USER_B, FakeModel, fake_embed
+from .recall_reference import turn_block
 from .test_corrections import codes_for
 from .test_intake import intake, many
 
@@ -207,8 +207,9 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
 async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
-    """Scored through `scoring` over the resident matrix, chosen exactly as `recall.turn_block`
-    with likeness from `selection.scores` over the state's codes."""
+    """Scored through `scoring` over the resident matrix, chosen exactly as the scan of every
+    visible row (`recall_reference.turn_block`) with likeness from `selection.scores` over the
+    state's codes."""
 
     def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
         found: list[list[int]] = scores(
@@ -234,13 +235,13 @@ async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
 
 
 async def test_warm_recall_reads_every_row_as_a_turn_will(
-    store: MemoryStore, journal: Journal, model: FakeModel
+    store: MemoryStore, journal: Journal, model: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await intake(many(8), store, journal, model)
-    document.cache_clear()
-    store.warm_recall(NAMES)
-    read = document.cache_info().currsize
-    assert read == len({(row.document, row.actor) for row in store.state.rows()})
-    for row in store.state.rows():
-        document(row.document, NAMES.get(row.actor, ""))
-    assert document.cache_info().hits == read  # a turn finds every row already read
+    store.warm_recall()
+    read: list[Row] = []
+    reads = corpus._words_of
+    monkeypatch.setattr(corpus, "_words_of", lambda row: read.append(row) or reads(row))
+    query = await codes_for("bins")
+    assert store.turn_block(query, None, "bins", render_reference, NAMES)
+    assert read == []  # the turn found every row indexed

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
 
+import numpy as np
 import snowballstemmer
 
 IDF_BITS = 16  # fixed-point fraction bits of an inverse document frequency
@@ -66,43 +66,18 @@ def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
-    """A text as the lexical score reads it: its terms and how many there are."""
-
-    terms: Terms
-    length: int
+def idf(n: int, df: int) -> int:
+    """A term's inverse document frequency in a corpus of `n` texts, `df` of which hold it:
+    log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1)), fixed point."""
+    return log2_fixed(Fraction(2 * n + 2, 2 * df + 1))
 
 
-@lru_cache(maxsize=65536)
-def document(text: str, also: str = "") -> Document:
-    """`text` (and `also`, e.g. who said it) as one document; cached, since a store's memories
-    are read again every turn."""
-    found = Counter(terms(text))
-    found.update(terms(also))
-    return Document(found, sum(found.values()))
+def term_scores[T: (int, np.ndarray)](weight: int, tf: T, length: T, total: int, n: int) -> T:
+    """One term's BM25 score in texts holding it `tf` times, `length` terms long, in a corpus of
+    `n` texts and `total` terms: the term's `idf` `weight` times its saturation
+    tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), both sides times 20 total, floored.
 
-
-def bm25(query: str, documents: Sequence[Document]) -> list[int]:
-    """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
-
-    The statistics (document count, frequencies, average length) are those of `documents`.
-    """
-    n = len(documents)
-    if n == 0:
-        return []
-    total = sum(d.length for d in documents) or 1
-    scores = [0] * n
-    for term in terms(query):
-        holders = [i for i, d in enumerate(documents) if term in d.terms]
-        if not holders:
-            continue
-        # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
-        weight = log2_fixed(Fraction(2 * n + 2, 2 * len(holders) + 1))
-        for i in holders:
-            tf = documents[i].terms[term]
-            # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
-            top = 4 * (_K1_NUM + _K1_DEN) * tf * total
-            bottom = 20 * total * tf + _K1_NUM * (total + 3 * documents[i].length * n)
-            scores[i] += weight * top // bottom
-    return scores
+    Integers or integer arrays (the caller keeps `weight` * 44 * tf * total within int64)."""
+    top = 4 * (_K1_NUM + _K1_DEN) * tf * total
+    bottom = 20 * total * tf + _K1_NUM * (total + 3 * length * n)
+    return weight * top // bottom  # type: ignore[no-any-return]

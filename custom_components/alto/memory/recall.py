@@ -7,11 +7,11 @@ all on integers and ids, so the same store and utterance always give the same bl
 1. Only informative rows compete (`informative.is_informative`): a source that is a question,
    an acknowledgement or a command keeps its place in the store but not in the block. Authored
    and inferred memories always compete.
-2. Two rankings of the competitors: by cosine score, and by lexical score (`lexical.bm25`, over
-   the competitors as the corpus); in each, ties go to the newer row. They are fused by
-   reciprocal rank (1 / (RRF_K + rank) summed, compared as exact fractions); a row with no word in
-   common with the utterance has only its cosine term. Ties go to the newer row again. The
-   lexical score reads who said a row beside its quote (`lexical_text`): people speak of
+2. Two rankings of the competitors: by cosine score, and by lexical score (Okapi BM25 in
+   integers, `lexical.term_scores`, over the competitors as the corpus); in each, ties go to the
+   newer row. They are fused by reciprocal rank (1 / (RRF_K + rank) summed, compared exactly); a
+   row with no word in common with the utterance has only its cosine term. Ties go to the newer
+   row again. The lexical score reads who said a row beside its quote: people speak of
    themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
@@ -25,6 +25,9 @@ all on integers and ids, so the same store and utterance always give the same bl
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
+The rows come as a `corpus.View` (what the store keeps of each row, by position), so a turn's
+lexical work follows the rows that hold the query's words, not the size of the store.
+
 "Newer" is the later `said_at` (when it was said), then the larger object id (admitted later).
 Each line of the block (`memory_line`) names what kind of memory it is, who said it and how long
 ago, so the model can tell an old statement from a new one; never a user id.
@@ -32,13 +35,14 @@ ago, so the model can tell an old statement from a new one; never a user id.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
-from .informative import is_informative
-from .lexical import Document, bm25, document, terms
+from .corpus import Corpus, View
+from .lexical import terms
 from .records import (
     KIND_EXPLICIT,
     KIND_SOURCE,
@@ -51,6 +55,8 @@ RRF_K = 60
 CONSIDERED = 48
 DEPTH = 2 * (RRF_K + CONSIDERED)  # see `rank`: > RRF_K + 2 CONSIDERED - 1 suffices
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
+# Every fused score times this is an integer: a sum of 1 / (RRF_K + place), place <= DEPTH.
+_FUSED_SCALE = math.lcm(*range(RRF_K + 1, RRF_K + DEPTH + 1))
 SHARED_WORDS = 2
 # Words that say a statement replaces an earlier one ("the bus comes at 7:30 now").
 _UPDATE_MARKERS_WORDS = (
@@ -102,130 +108,134 @@ def shares_subject(newer: Row, older: Row) -> bool:
     return len(_core(newer.document) & _core(older.document)) >= SHARED_WORDS
 
 
-def _core(text: str) -> set[str]:
-    return {t for t in terms(text) if not t.isdigit() and t not in _NOT_SUBJECT}
+@lru_cache(maxsize=4096)
+def _core(text: str) -> frozenset[str]:
+    return frozenset(t for t in terms(text) if not t.isdigit() and t not in _NOT_SUBJECT)
 
 
-def competes(row: Row) -> bool:
-    """Step 1: a source competes only when it is informative."""
-    return row.kind != KIND_SOURCE or is_informative(row.document)
-
-
-def lexical_document(row: Row, names: Mapping[str, str]) -> Document:
-    """What the lexical score reads of a row: its quote and who said it ("My goldfish is called
-    Captain", said by Leo, answers "What's Leo's fish called?")."""
-    return document(row.document, names.get(row.actor, ""))
-
-
-def warm(rows: Sequence[Row], names: Mapping[str, str]) -> None:
-    """Read every row once as a turn will (the filter, the words), so the first turn after a
-    start does not pay for stemming the whole store."""
-    for row in rows:
-        if competes(row):
-            lexical_document(row, names)
+# positions -> their integer cosine scores against every position of the corpus: [c, n].
+type Likeness = Callable[[np.ndarray], np.ndarray]
 
 
 def rank(
     rows: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str] = {}
 ) -> list[Row]:
-    """Steps 1 and 2: the first CONSIDERED competing rows, best first."""
-    return _fused(*_competing(rows, cosine), query, names)
+    """Steps 1 and 2 over `rows` alone: the first CONSIDERED competing rows, best first."""
+    view = Corpus.of(rows)
+    pool = np.flatnonzero(view.competes)
+    return [view.rows[p] for p in _fused(view, pool, np.array(cosine, np.int64), query, names)]
 
 
-def _competing(rows: Sequence[Row], cosine: Sequence[int]) -> tuple[list[Row], list[int]]:
-    """Step 1: the rows that compete, and their cosine scores."""
-    pairs = [(row, score) for row, score in zip(rows, cosine, strict=True) if competes(row)]
-    return [row for row, _ in pairs], [score for _, score in pairs]
+def _best(positions: np.ndarray, column: np.ndarray, view: View, k: int) -> list[int]:
+    """The first `k` of `positions` by `column` (highest first), ties to the newer row."""
+    if len(positions) > k:  # only values at least the k-th highest can be among them
+        kth = np.partition(column, len(column) - k)[len(column) - k]
+        kept = column >= kth
+        positions, column = positions[kept], column[kept]
+    order = np.lexsort((-view.ids[positions], -view.said[positions], -column))[:k]
+    return positions[order].tolist()  # type: ignore[no-any-return]
 
 
 def _fused(
-    pool: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str]
-) -> list[Row]:
-    """Step 2 over competing rows: the first CONSIDERED by fused rank.
+    view: View, pool: np.ndarray, cosine: np.ndarray, query: str, names: Mapping[str, str]
+) -> list[int]:
+    """Step 2 over the competing positions `pool` (cosine scores by position): the first
+    CONSIDERED positions by fused rank.
 
     Only a row among the first DEPTH of either ranking can be among them: any other has a fused
     score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
-    CONSIDERED by cosine has at least. So only those rows are fused, as exact fractions.
+    CONSIDERED by cosine has at least. So only those rows are fused, exactly (as integers, the
+    sums of 1 / (RRF_K + place) times one common multiple of their denominators).
     """
-    if not pool:
+    if not len(pool):
         return []
-    lexical = bm25(query, [lexical_document(row, names) for row in pool])
-    said = np.array([row.said_at for row in pool], dtype=np.int64)
-    ids = np.array([row.id for row in pool], dtype=np.int64)
-    fused: dict[int, Fraction] = {}
-    for column, scored_only in (
-        (np.array(cosine, dtype=np.int64), False),
-        (np.array(lexical, dtype=np.int64), True),
-    ):
-        order = np.lexsort((-ids, -said, -column))[:DEPTH]  # best first, then the newer
-        for place, i in enumerate(order.tolist(), start=1):
-            if scored_only and column[i] == 0:  # no word in common: no lexical term
-                break
-            fused[i] = fused.get(i, Fraction(0)) + Fraction(1, RRF_K + place)
-    best = sorted(fused, key=lambda i: (-fused[i], -said[i], -ids[i]))
-    return [pool[i] for i in best[:CONSIDERED]]
-
-
-# (candidates, pool) -> each candidate's integer cosine scores against each pool row: [c, p].
-type Similarity = Callable[[Sequence[Row], Sequence[Row]], np.ndarray]
+    fused: dict[int, int] = {}
+    lexical = view.lexical(pool, query, names)  # only rows with a word in common score
+    for positions, column in ((pool, cosine[pool]), lexical):
+        for place, position in enumerate(_best(positions, column, view, DEPTH), start=1):
+            fused[position] = fused.get(position, 0) + _FUSED_SCALE // (RRF_K + place)
+    said, ids = view.said, view.ids
+    best = sorted(fused, key=lambda p: (-fused[p], -int(said[p]), -int(ids[p])))
+    return best[:CONSIDERED]
 
 
 def nearest_older(
-    candidates: Sequence[Row], pool: Sequence[Row], similar: Similarity
+    view: View, candidates: Sequence[int], pool: np.ndarray, likeness: Likeness
 ) -> dict[int, int]:
-    """For each candidate, the id of the older row of `pool` most like it (best score, then the
-    newer row), if any."""
-    if not candidates or not pool:
+    """For each candidate position, the position of the older row of `pool` most like it (best
+    score, then the newer row), if any."""
+    if not candidates or not len(pool):
         return {}
-    said = np.array([row.said_at for row in pool], dtype=np.int64)
-    ids = np.array([row.id for row in pool], dtype=np.int64)
+    said, ids = view.said[pool], view.ids[pool]
     found: dict[int, int] = {}
-    for row, row_scores in zip(candidates, np.asarray(similar(candidates, pool)), strict=True):
-        older = np.flatnonzero((said < row.said_at) | ((said == row.said_at) & (ids < row.id)))
-        if len(older):
-            best = older[np.lexsort((ids[older], said[older], row_scores[older]))[-1]]
-            found[row.id] = int(ids[best])
+    alike = np.asarray(likeness(np.array(candidates, dtype=np.int64)))[:, pool]
+    for candidate, scores in zip(candidates, alike, strict=True):
+        when, row_id = view.said[candidate], view.ids[candidate]
+        older = np.flatnonzero((said < when) | ((said == when) & (ids < row_id)))
+        if not len(older):
+            continue
+        older = older[scores[older] == scores[older].max()]
+        older = older[said[older] == said[older].max()]
+        found[candidate] = int(pool[older[ids[older].argmax()]])
     return found
 
 
-def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
-    """Step 3: the first CONSIDERED rows; each of the first UPDATING that updates a row ranked
-    above it moves just before that row (both stay: the model reads when each was said)."""
+def newer_first(
+    view: View, ranked: Sequence[int], pool: np.ndarray, likeness: Likeness
+) -> list[Row]:
+    """Step 3: the first CONSIDERED ranked positions' rows; each of the first UPDATING that
+    updates a row ranked above it moves just before that row (both stay: the model reads when
+    each was said)."""
     order = list(ranked[:CONSIDERED])
-    previous = nearest_older(order[:UPDATING], pool, similar)
+    rows = view.rows
+    # A row moves only before an older row of these that shares its subject: the nearest older
+    # row (a product with every row) is needed only for the rows that have one.
+    when = {p: (int(view.said[p]), int(view.ids[p])) for p in order}
+    may_move = [
+        candidate
+        for candidate in order[:UPDATING]
+        if any(
+            when[other] < when[candidate] and shares_subject(rows[candidate], rows[other])
+            for other in order
+        )
+    ]
+    previous = nearest_older(view, may_move, pool, likeness)
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
             (
                 i
-                for i, row in enumerate(order[:place])
-                if previous.get(newer.id) == row.id and shares_subject(newer, row)
+                for i, position in enumerate(order[:place])
+                if previous.get(newer) == position and shares_subject(rows[newer], rows[position])
             ),
             None,
         )
         if older is not None:
             order.insert(older, order.pop(place))
-    return order
+    return [rows[position] for position in order]
 
 
 def turn_block(
-    rows: Sequence[Row],
-    cosine: Sequence[int],
+    view: View,
+    visible: np.ndarray,
+    cosine: np.ndarray,
     query: str,
     render: Callable[[Row], str],
     *,
-    similar: Similarity,
+    likeness: Likeness,
     names: Mapping[str, str] = {},
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
 ) -> list[Row]:
-    """The rows of the turn's memory block in order (all four steps); `render` gives the bytes
-    each costs as the block shows it, `similar` the scores among competing rows."""
+    """The rows of the turn's memory block in order (all four steps) among the `visible`
+    positions of `view` (a bool mask), `cosine` their integer scores by position; `render` gives
+    the bytes each costs as the block shows it, `likeness` the scores between rows."""
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes
-    pool, pool_cosine = _competing(rows, cosine)
-    for row in newer_first(_fused(pool, pool_cosine, query, names), pool, similar):
+    pool = np.flatnonzero(visible[: view.n] & view.competes)
+    ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
+    for row in newer_first(view, ranked, pool, likeness):
         cost = len(render(row).encode("utf-8"))
         text = " ".join(row.document.casefold().split())
         if cost <= budget and text not in texts:

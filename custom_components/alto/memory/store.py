@@ -54,9 +54,10 @@ import numpy as np
 from chromadb.config import Settings
 
 from .checkpoint import Checkpoint
+from .corpus import Corpus, View, warm
 from .journal_tail import last_lines
 from .matrix import Snapshot
-from .recall import turn_block, warm
+from .recall import turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .scoring import Scorer, default_scorer, scores, top_k
 from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
@@ -106,6 +107,9 @@ class MemoryStore:
         self._client = client
         # Guards the mirror: the writer applies in an executor thread while readers may recall.
         self._lock = threading.Lock()
+        # What the turn's block reads of each row, by position; one sync of it at a time.
+        self._corpus = Corpus()
+        self._corpus_lock = threading.Lock()
         self._names = collection_names(namespace)
         self._trusted = trusted
         self._rows, self._meta = self._collections()
@@ -296,11 +300,13 @@ class MemoryStore:
         applied = max(self.state.applied, mutation.sequence)
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
         with self._lock:
+            again = [row.id for row in mutation.upsert if self.state.get(row.id) is not None]
             self.state.apply(mutation)
+            self._corpus.changed(again)
         if mutation.delete or self.state.applied - self._saved >= CHECKPOINT_EVERY:
             self._save_checkpoint()
         # Read the new rows' words now, in the writer's thread, not in the next turn's.
-        warm(mutation.upsert, {})
+        warm(mutation.upsert)
 
     def get(self, ids: Sequence[int]) -> list[Row]:
         """The stored rows among `ids`, in the given order."""
@@ -358,28 +364,34 @@ class MemoryStore:
     ) -> list[Row]:
         """The turn's memory block for `viewer` (`recall.turn_block`), cosine scores by `scoring`
         over the resident matrix; `names` maps user ids to people's names."""
-        with self._lock:
-            snapshot = self.state.snapshot()
-            if snapshot is None:
-                return []
-            positions = np.flatnonzero(self.state.visibility(viewer)(snapshot))
-            rows = self.state.rows_of(snapshot.ids[positions].tolist())
-        row_scores = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
-        position = {row_id: n for n, row_id in enumerate(snapshot.ids.tolist())}
+        if (found := self._indexed(viewer)) is None:
+            return []
+        snapshot, visible, view = found
+        cosine = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
 
-        def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
-            codes = snapshot.take(np.array([position[row.id] for row in candidates]))
-            among = np.array([position[row.id] for row in pool], dtype=np.int64)
-            return scores(snapshot, codes, self.scorer)[:, among]
+        def likeness(positions: np.ndarray) -> np.ndarray:
+            return scores(snapshot, snapshot.take(positions), self.scorer)
 
-        cosine = row_scores[positions].tolist()
-        return turn_block(rows, cosine, query, render, similar=similar, names=names)
+        return turn_block(view, visible, cosine, query, render, likeness=likeness, names=names)
 
-    def warm_recall(self, names: Mapping[str, str]) -> None:
-        """Read every stored row once as the turn's block will (`recall.warm`)."""
-        with self._lock:
-            rows = self.state.rows()
-        warm(rows, names)
+    def warm_recall(self) -> None:
+        """Index every stored row as the turn's block reads it (`corpus.Corpus`), so the first
+        turn after a start does not stem the whole store."""
+        self._indexed(None)
+
+    def _indexed(self, viewer: str | None) -> tuple[Snapshot, np.ndarray, View] | None:
+        """The codes as they are now, the rows `viewer` sees among them (a mask) and the corpus
+        at the same rows; None before any row arrived. Stems the rows new to the corpus outside
+        the lock that writes wait on."""
+        with self._corpus_lock:
+            with self._lock:
+                snapshot = self.state.snapshot()
+                if snapshot is None:
+                    return None
+                visible = self.state.visibility(viewer)(snapshot)
+                start = self._corpus.start(snapshot)
+                fresh = self.state.rows_of(snapshot.ids[start:].tolist())
+            return snapshot, visible, self._corpus.extend(snapshot, start, fresh)
 
     def recall(
         self, query_codes: np.ndarray, viewer: str | None, limit: int

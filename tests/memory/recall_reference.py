@@ -1,0 +1,183 @@
+"""The turn's memory block as it was defined before the store kept a corpus: a scan of every
+visible row each turn. The reference the indexed path (`memory.recall`, `memory.corpus`) must
+match row for row and in order; kept here, not in the integration, and read by the recall QA
+bench (`scripts/benches/bench_recall.py`) for its lexical-only baseline.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from custom_components.alto.memory.corpus import competes
+from custom_components.alto.memory.lexical import Terms, log2_fixed, terms
+from custom_components.alto.memory.recall import CONSIDERED, DEPTH, RRF_K, UPDATING, shares_subject
+from custom_components.alto.memory.records import Row
+from custom_components.alto.memory.references import MAX_REFERENCE_BYTES, MAX_REFERENCES
+
+_K1_NUM, _K1_DEN = 6, 5
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A text as the lexical score reads it: its terms and how many there are."""
+
+    terms: Terms
+    length: int
+
+
+@lru_cache(maxsize=65536)
+def document(text: str, also: str = "") -> Document:
+    """`text` (and `also`, e.g. who said it) as one document; cached, since a store's memories
+    are read again every turn."""
+    found = Counter(terms(text))
+    found.update(terms(also))
+    return Document(found, sum(found.values()))
+
+
+def bm25(query: str, documents: Sequence[Document]) -> list[int]:
+    """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
+
+    The statistics (document count, frequencies, average length) are those of `documents`.
+    """
+    n = len(documents)
+    if n == 0:
+        return []
+    total = sum(d.length for d in documents) or 1
+    scores = [0] * n
+    for term in terms(query):
+        holders = [i for i, d in enumerate(documents) if term in d.terms]
+        if not holders:
+            continue
+        # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
+        weight = log2_fixed(Fraction(2 * n + 2, 2 * len(holders) + 1))
+        for i in holders:
+            tf = documents[i].terms[term]
+            # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
+            top = 4 * (_K1_NUM + _K1_DEN) * tf * total
+            bottom = 20 * total * tf + _K1_NUM * (total + 3 * documents[i].length * n)
+            scores[i] += weight * top // bottom
+    return scores
+
+
+def lexical_document(row: Row, names: Mapping[str, str]) -> Document:
+    """What the lexical score reads of a row: its quote and who said it ("My goldfish is called
+    Captain", said by Leo, answers "What's Leo's fish called?")."""
+    return document(row.document, names.get(row.actor, ""))
+
+
+def rank(
+    rows: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str] = {}
+) -> list[Row]:
+    """Steps 1 and 2: the first CONSIDERED competing rows, best first."""
+    return _fused(*_competing(rows, cosine), query, names)
+
+
+def _competing(rows: Sequence[Row], cosine: Sequence[int]) -> tuple[list[Row], list[int]]:
+    """Step 1: the rows that compete, and their cosine scores."""
+    pairs = [(row, score) for row, score in zip(rows, cosine, strict=True) if competes(row)]
+    return [row for row, _ in pairs], [score for _, score in pairs]
+
+
+def _fused(
+    pool: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str]
+) -> list[Row]:
+    """Step 2 over competing rows: the first CONSIDERED by fused rank.
+
+    Only a row among the first DEPTH of either ranking can be among them: any other has a fused
+    score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
+    CONSIDERED by cosine has at least. So only those rows are fused, as exact fractions.
+    """
+    if not pool:
+        return []
+    lexical = bm25(query, [lexical_document(row, names) for row in pool])
+    said = np.array([row.said_at for row in pool], dtype=np.int64)
+    ids = np.array([row.id for row in pool], dtype=np.int64)
+    fused: dict[int, Fraction] = {}
+    for column, scored_only in (
+        (np.array(cosine, dtype=np.int64), False),
+        (np.array(lexical, dtype=np.int64), True),
+    ):
+        order = np.lexsort((-ids, -said, -column))[:DEPTH]  # best first, then the newer
+        for place, i in enumerate(order.tolist(), start=1):
+            if scored_only and column[i] == 0:  # no word in common: no lexical term
+                break
+            fused[i] = fused.get(i, Fraction(0)) + Fraction(1, RRF_K + place)
+    best = sorted(fused, key=lambda i: (-fused[i], -said[i], -ids[i]))
+    return [pool[i] for i in best[:CONSIDERED]]
+
+
+# (candidates, pool) -> each candidate's integer cosine scores against each pool row: [c, p].
+type Similarity = Callable[[Sequence[Row], Sequence[Row]], np.ndarray]
+
+
+def nearest_older(
+    candidates: Sequence[Row], pool: Sequence[Row], similar: Similarity
+) -> dict[int, int]:
+    """For each candidate, the id of the older row of `pool` most like it (best score, then the
+    newer row), if any."""
+    if not candidates or not pool:
+        return {}
+    said = np.array([row.said_at for row in pool], dtype=np.int64)
+    ids = np.array([row.id for row in pool], dtype=np.int64)
+    found: dict[int, int] = {}
+    for row, row_scores in zip(candidates, np.asarray(similar(candidates, pool)), strict=True):
+        older = np.flatnonzero((said < row.said_at) | ((said == row.said_at) & (ids < row.id)))
+        if len(older):
+            best = older[np.lexsort((ids[older], said[older], row_scores[older]))[-1]]
+            found[row.id] = int(ids[best])
+    return found
+
+
+def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
+    """Step 3: the first CONSIDERED rows; each of the first UPDATING that updates a row ranked
+    above it moves just before that row (both stay: the model reads when each was said)."""
+    order = list(ranked[:CONSIDERED])
+    previous = nearest_older(order[:UPDATING], pool, similar)
+    for newer in order[:UPDATING]:
+        place = order.index(newer)
+        older = next(
+            (
+                i
+                for i, row in enumerate(order[:place])
+                if previous.get(newer.id) == row.id and shares_subject(newer, row)
+            ),
+            None,
+        )
+        if older is not None:
+            order.insert(older, order.pop(place))
+    return order
+
+
+def turn_block(
+    rows: Sequence[Row],
+    cosine: Sequence[int],
+    query: str,
+    render: Callable[[Row], str],
+    *,
+    similar: Similarity,
+    names: Mapping[str, str] = {},
+    max_refs: int = MAX_REFERENCES,
+    max_bytes: int = MAX_REFERENCE_BYTES,
+) -> list[Row]:
+    """The rows of the turn's memory block in order (all four steps); `render` gives the bytes
+    each costs as the block shows it, `similar` the scores among competing rows."""
+    chosen: list[Row] = []
+    texts: set[str] = set()
+    budget = max_bytes
+    pool, pool_cosine = _competing(rows, cosine)
+    for row in newer_first(_fused(pool, pool_cosine, query, names), pool, similar):
+        cost = len(render(row).encode("utf-8"))
+        text = " ".join(row.document.casefold().split())
+        if cost <= budget and text not in texts:
+            chosen.append(row)
+            texts.add(text)
+            budget -= cost
+            if len(chosen) == max_refs:
+                break
+    return chosen

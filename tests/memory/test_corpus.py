@@ -1,0 +1,171 @@
+"""The indexed memory block (`recall` over the store's `corpus`) is the scan it replaced, row for
+row and in order: on random rows full of ties, through the store's writes, supersedes, forgets
+and rewrites, for every viewer (`recall_reference` is the scan)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.memory import recall
+from custom_components.alto.memory.corpus import Corpus
+from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Kind, Mutation, Row
+from custom_components.alto.memory.selection import quantize, scores
+from custom_components.alto.memory.store import MemoryStore
+
+from . import recall_reference as reference
+from .conftest import USER_A, USER_B
+
+_WORDS = (
+    "sofia swimming lesson wednesday five bus school stop carlton road seven bins tuesday "
+    "piano teacher patel boiler cellar dog walk leo goldfish captain key mat garden shed now"
+)
+WORDS = _WORDS.split()
+ENDINGS = (".", ".", ".", "?", "!")
+OPENERS = ("", "", "", "When is ", "Turn on ", "OK ", "Actually ")
+NAMES = {USER_A: "Leo", USER_B: "Sofia Patel"}
+DIM = 8
+
+
+def random_row(rng: random.Random, row_id: int, scopes: Sequence[str]) -> Row:
+    """A row of a few words from a small vocabulary (many shared words, many ties)."""
+    words = rng.choices(WORDS, k=rng.randint(1, 9))
+    text = rng.choice(OPENERS) + " ".join(words) + rng.choice(ENDINGS)
+    return Row(
+        id=row_id,
+        document=text.capitalize() if rng.random() < 0.5 else text,
+        kind=rng.choice([KIND_SOURCE, KIND_SOURCE, KIND_EXPLICIT, Kind.ASSERTION]),
+        owner="household",
+        scope=rng.choice(scopes),
+        actor=rng.choice([USER_A, USER_B, "unknown"]),
+        source_id=f"s{row_id}",
+        source_version=1,
+        offset=0,
+        length=len(text.encode()),
+        said_at=rng.choice([0, 1_790_000_000 + rng.randint(0, 4) * 86_400]),
+    )
+
+
+def table_similar(table: np.ndarray) -> reference.Similarity:
+    """Scores between rows by id from a table."""
+
+    def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
+        found: np.ndarray = table[np.ix_([r.id for r in candidates], [r.id for r in pool])]
+        return found
+
+    return similar
+
+
+def render(row: Row) -> str:
+    return f"[{row.kind}] {row.document}\n"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_indexed_block_is_the_scan_on_random_rows(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 160)
+    rows = [random_row(rng, i, ["household"]) for i in range(n)]
+    table = np.array([[rng.randint(0, 5) for _ in range(n)] for _ in range(n)])
+    cosine = np.array([rng.randint(-3, 3) for _ in range(n)], dtype=np.int64)
+    visible = np.array([rng.random() < 0.8 for _ in range(n)])
+    view = Corpus.of(rows)
+
+    def likeness(positions: np.ndarray) -> np.ndarray:
+        found: np.ndarray = table[positions]
+        return found
+
+    shown = [r for r, v in zip(rows, visible, strict=True) if v]
+    for query in ("When is Sofia's swimming lesson?", "Leo's goldfish", "bins bins now", "zzz"):
+        for names in (NAMES, {}):
+            for budget in ({}, {"max_refs": 3, "max_bytes": 120}):
+                expected = reference.turn_block(
+                    shown,
+                    cosine[visible].tolist(),
+                    query,
+                    render,
+                    similar=table_similar(table),
+                    names=names,
+                    **budget,
+                )
+                found = recall.turn_block(
+                    view, visible, cosine, query, render, likeness=likeness, names=names, **budget
+                )
+                assert found == expected, (seed, query, names, budget)
+        expected_rank = reference.rank(rows, cosine.tolist(), query, NAMES)
+        assert recall.rank(rows, cosine.tolist(), query, NAMES) == expected_rank
+
+
+def test_a_word_in_every_row_weighs_nothing_as_in_the_scan() -> None:
+    """A term every row holds has a weight that floors to 0 in a large corpus: no lexical term
+    for it, in both paths."""
+    rows = [
+        Row(i, f"boiler {i}.", KIND_EXPLICIT, "household", "household", "unknown", "s", 1, 0, 1)
+        for i in range(200_000 // 1000)
+    ]
+    view = Corpus.of(rows)
+    found = view.lexical(np.arange(len(rows)), "boiler", {})
+    documents = [reference.lexical_document(row, {}) for row in rows]
+    expected = reference.bm25("boiler", documents)
+    assert dict(zip(found[0].tolist(), found[1].tolist(), strict=True)) == {
+        i: s for i, s in enumerate(expected) if s
+    }
+
+
+def _vector(rng: np.random.Generator) -> bytes:
+    return rng.standard_normal(DIM).astype("<f4").tobytes()
+
+
+def test_the_store_block_is_the_scan_through_writes_forgets_and_rewrites(tmp_path: Path) -> None:
+    """Random mutations through a store (new rows, supersedes, deletes, rows written again
+    with other words or other codes), a block for every viewer after each."""
+    rng = random.Random(7)
+    vectors = np.random.default_rng(7)
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    try:
+        next_id = 1
+        for sequence in range(1, 31):
+            stored = [row.id for row in store.state.rows()]
+            fresh = []
+            for _ in range(rng.randint(0, 12)):
+                row = random_row(rng, next_id, ["household", USER_A, USER_B])
+                fresh.append(Row(**{**_fields(row), "vector": _vector(vectors)}))
+                next_id += 1
+            if stored and rng.random() < 0.3:  # a row written again: other words, maybe codes
+                again = store.state.get(rng.choice(stored))
+                assert again is not None
+                text = again.document + (" boiler" if rng.random() < 0.5 else "")
+                fresh.append(
+                    Row(**{**_fields(again), "document": text, "vector": _vector(vectors)})
+                )
+            supersede = tuple(rng.sample(stored, min(len(stored), rng.randint(0, 2))))
+            delete = tuple(rng.sample(stored, min(len(stored), rng.choice([0, 0, 0, 1, 3]))))
+            store.apply(Mutation(sequence, tuple(fresh), supersede, delete))
+            if sequence % 3 == 0 or delete:
+                _check(store, vectors)
+    finally:
+        store.close()
+
+
+def _fields(row: Row) -> dict[str, object]:
+    return {name: getattr(row, name) for name in Row.__slots__}
+
+
+def _check(store: MemoryStore, vectors: np.random.Generator) -> None:
+    query = quantize(vectors.standard_normal(DIM).astype("<f4"))
+
+    def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
+        found: np.ndarray = scores(store.state.codes(pool), store.state.codes(candidates))
+        return found
+
+    for viewer in (None, USER_A, USER_B):
+        rows = store.state.visible(viewer)
+        cosine = scores(store.state.codes(rows), query).tolist() if rows else []
+        for text in ("When does Sofia go swimming?", "Leo's dog and the boiler"):
+            expected = reference.turn_block(
+                rows, cosine, text, render, similar=similar, names=NAMES
+            )
+            assert store.turn_block(query, viewer, text, render, NAMES) == expected
