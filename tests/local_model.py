@@ -738,7 +738,7 @@ class LocalOllama:
     ) -> web.Response:
         try:
             result = await future
-        except Exception as err:  # any failure is an error answer, as from Ollama
+        except Exception as err:  # noqa: BLE001 - any failure is an error answer, as from Ollama
             return _failure(err)
         return web.json_response(_line(body, result.text, result, started))
 
@@ -756,7 +756,7 @@ class LocalOllama:
         if first is None:  # nothing generated: a refused request, or an empty reply
             try:
                 await future
-            except Exception as err:  # any failure is an error answer
+            except Exception as err:  # noqa: BLE001 - any failure is an error answer
                 return _failure(err)
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
@@ -768,7 +768,7 @@ class LocalOllama:
             result = await future
         except ConnectionResetError:
             return response  # the client went away; `_chat` stops the model
-        except Exception as err:  # mid-stream failures reach the client as Ollama sends them
+        except Exception as err:  # noqa: BLE001 - a mid-stream failure, sent as Ollama sends it
             await response.write(_encode({"error": str(err)}))
         else:
             await response.write(_encode(_line(body, "", result, started)))

@@ -22,9 +22,11 @@ class Clock:
     """A monotonic clock the test moves by hand."""
 
     def __init__(self) -> None:
+        """Start at 1000 seconds."""
         self.now = 1000.0
 
     def __call__(self) -> float:
+        """The current time."""
         return self.now
 
 

@@ -91,8 +91,11 @@ async def test_chat_streamed_equals_whole_at_temperature_0(client: ollama.AsyncC
     assert whole.eval_count == final.eval_count
     assert whole.eval_count is not None
     assert 0 < whole.eval_count <= GREEDY["num_predict"]
-    assert whole.prompt_eval_count and whole.prompt_eval_count > 10
-    assert final.prompt_eval_duration and final.eval_duration and final.total_duration
+    assert whole.prompt_eval_count
+    assert whole.prompt_eval_count > 10
+    assert final.prompt_eval_duration
+    assert final.eval_duration
+    assert final.total_duration
     # The same prompt again is served from llama.cpp's cache: at most one token evaluated.
     assert final.prompt_eval_count is not None
     assert final.prompt_eval_count <= 1
@@ -187,7 +190,8 @@ async def test_embed_gives_normalized_384_d_vectors(client: ollama.AsyncClient) 
     assert similarity[0, 1] > similarity[1, 2]
     again = await client.embed(model=EMBED_MODEL, input=texts[0])
     np.testing.assert_allclose(again.embeddings[0], vectors[0], atol=1e-6)
-    assert response.prompt_eval_count and response.prompt_eval_count > 3 * 2
+    assert response.prompt_eval_count
+    assert response.prompt_eval_count > 3 * 2
 
 
 async def test_embed_dimensions_truncates_and_renormalizes(client: ollama.AsyncClient) -> None:

@@ -24,6 +24,7 @@ QUERIES = RNG.integers(-3, 4, size=(5, 24), dtype=np.int8)
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The records logged at WARNING or above."""
     return [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
@@ -36,10 +37,12 @@ def snapshot(rows: int = len(CODES)) -> Snapshot:
 
 
 def even(loaded: Snapshot) -> np.ndarray:
+    """The mask of a snapshot's rows with an even id."""
     return loaded.ids % 2 == 0
 
 
 def assert_reference_results(backend: CpuBackend) -> None:
+    """Assert `backend` answers as `selection`'s reference, scoped or not."""
     backend.load(snapshot())
     mask = IDS % 2 == 0
     for k in (0, 1, 10, 500):
@@ -50,8 +53,10 @@ def assert_reference_results(backend: CpuBackend) -> None:
 
 
 def test_off_is_the_cpu_without_a_word(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    """Off is the cpu without a word."""
     backend = select_backend("off", tmp_path)
-    assert isinstance(backend, CpuBackend) and backend.name == scoring.default_scorer().name
+    assert isinstance(backend, CpuBackend)
+    assert backend.name == scoring.default_scorer().name
     assert not warnings_of(caplog)
     assert_reference_results(backend)
     backend.close()
@@ -61,6 +66,7 @@ def test_off_is_the_cpu_without_a_word(caplog: pytest.LogCaptureFixture, tmp_pat
     importlib.util.find_spec("pycuda") is not None, reason="PyCUDA is installed here"
 )
 def test_auto_without_pycuda_installed(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    """Without PyCUDA, auto falls back to the CPU after one one-line warning."""
     backend = select_backend("auto", tmp_path)
     assert isinstance(backend, CpuBackend)
     [warning] = warnings_of(caplog)
@@ -74,6 +80,7 @@ def test_auto_without_pycuda_installed(caplog: pytest.LogCaptureFixture, tmp_pat
 def test_auto_with_pycuda_unimportable(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path, blocked: str
 ) -> None:
+    """Auto with pycuda unimportable."""
     monkeypatch.setitem(sys.modules, blocked, None)  # import raises ImportError
     backend = select_backend("auto", tmp_path)
     assert isinstance(backend, CpuBackend)
@@ -84,6 +91,7 @@ def test_auto_with_pycuda_unimportable(
 
 
 async def test_cpu_backend_async_matches(tmp_path: Path) -> None:
+    """The CPU backend's async calls give the reference's answer, scoped or not."""
     backend = select_backend("off", tmp_path)
     backend.load(snapshot())
     assert await backend.async_top_k(QUERIES[1], 7) == selection.top_k(CODES, IDS, QUERIES[1], 7)
@@ -96,6 +104,7 @@ async def test_cpu_backend_async_matches(tmp_path: Path) -> None:
 
 
 def test_cpu_backend_shares_the_snapshot_it_is_given(tmp_path: Path) -> None:
+    """Cpu backend shares the snapshot it is given."""
     backend = CpuBackend(scoring.NumpyScorer())
     assert backend.name == "numpy"
     backend.load(snapshot(120))
@@ -106,15 +115,16 @@ def test_cpu_backend_shares_the_snapshot_it_is_given(tmp_path: Path) -> None:
 
 
 def test_cpu_backend_empty_and_refusals(tmp_path: Path) -> None:
+    """The CPU backend answers nothing before a load and refuses malformed queries."""
     backend = select_backend("off", tmp_path)
     assert backend.top_k(QUERIES[0], 3) == []
     assert backend.top_k_batch(QUERIES, 3, allowed=even) == [[]] * 5
     backend.load(snapshot())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"query codes must lie in \[-127, 127\]"):
         backend.top_k(np.full(24, -128, np.int8), 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a query is a one-dimensional int8 code vector"):
         backend.top_k(QUERIES, 3)  # a batch is not one query
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown GPU mode 'cuda'"):
         select_backend("cuda", tmp_path)
 
 
@@ -122,15 +132,20 @@ def test_cpu_backend_empty_and_refusals(tmp_path: Path) -> None:
 
 
 class Resource:
+    """A resource that remembers the threads it was made and closed on."""
+
     def __init__(self) -> None:
+        """Remember the thread making it."""
         self.thread = threading.current_thread()
         self.closed_on: threading.Thread | None = None
 
     def close(self) -> None:
+        """Remember the thread closing it."""
         self.closed_on = threading.current_thread()
 
 
 def test_owner_thread_runs_calls_and_closes_on_its_own_thread() -> None:
+    """Owner thread runs calls and closes on its own thread."""
     holder: list[Resource] = []
 
     def factory() -> Resource:
@@ -151,6 +166,7 @@ def test_owner_thread_runs_calls_and_closes_on_its_own_thread() -> None:
 
 
 async def test_owner_thread_futures_are_awaitable() -> None:
+    """Owner thread futures are awaitable."""
     owner = OwnerThread(Resource, name="alto-test-owner")
     try:
         assert await asyncio.wrap_future(owner.submit(lambda r: 42)) == 42
@@ -159,6 +175,8 @@ async def test_owner_thread_futures_are_awaitable() -> None:
 
 
 def test_owner_thread_factory_failure_raises_and_leaves_no_thread() -> None:
+    """Owner thread factory failure raises and leaves no thread."""
+
     def factory() -> Resource:
         raise OSError("no device")
 

@@ -30,12 +30,14 @@ KS = [*range(1, 41), 63, 64, 65, 100, 511, 512, 1000, plan.MAX_K]
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CudaBackend]:
+    """One CUDA backend for the module, its kernels compiled once."""
     gpu = CudaBackend(tmp_path_factory.mktemp("kernels"))
     yield gpu
     gpu.close()
 
 
 def matrix(seed: int, n: int, d: int, alphabet: int = 127) -> tuple[np.ndarray, np.ndarray]:
+    """Random codes over ``alphabet`` and distinct random ids, from ``seed``."""
     rng = np.random.default_rng(seed)
     codes = rng.integers(-alphabet, alphabet + 1, size=(n, d), dtype=np.int8)
     ids = rng.permutation(np.unique(rng.integers(-(2**62), 2**62, size=n + 8)))[:n]
@@ -43,15 +45,18 @@ def matrix(seed: int, n: int, d: int, alphabet: int = 127) -> tuple[np.ndarray, 
 
 
 def queries(seed: int, q: int, d: int, alphabet: int = 127) -> np.ndarray:
+    """Random query codes over ``alphabet``, from ``seed``."""
     return np.random.default_rng(seed).integers(-alphabet, alphabet + 1, (q, d), dtype=np.int8)
 
 
 def test_device_name(backend: CudaBackend) -> None:
+    """The backend is named after its CUDA device."""
     assert backend.name.startswith("cuda:")
 
 
 @pytest.mark.parametrize(("d", "alphabet"), [(768, 127), (61, 1), (1100, 127), (3, 2)])
 def test_every_k(backend: CudaBackend, d: int, alphabet: int) -> None:
+    """Every k up to `plan.MAX_K` gives the host reference's answer, one query or a batch."""
     codes, ids = matrix(d, 5000, d, alphabet)
     backend.set_matrix(codes, ids)
     qs = queries(d + 1, 4, d, alphabet)
@@ -62,6 +67,7 @@ def test_every_k(backend: CudaBackend, d: int, alphabet: int) -> None:
 
 @pytest.mark.parametrize("d", [768, 61])
 def test_every_batch_size(backend: CudaBackend, d: int) -> None:
+    """Every batch size from 1 to 130 queries gives the host reference's answer."""
     codes, ids = matrix(7, 3000, d, 1 if d == 61 else 127)
     backend.set_matrix(codes, ids)
     for q in [*range(1, 65), 65, 130]:
@@ -70,6 +76,7 @@ def test_every_batch_size(backend: CudaBackend, d: int) -> None:
 
 
 def test_ties_duplicates_and_extremes(backend: CudaBackend) -> None:
+    """Ties, duplicate rows, extreme codes and extreme ids give the reference's answer."""
     d = 768
     base = queries(3, 4, d)
     codes = np.concatenate([np.repeat(base, 50, axis=0), np.full((10, d), 127, np.int8)])
@@ -83,6 +90,7 @@ def test_ties_duplicates_and_extremes(backend: CudaBackend) -> None:
 
 
 def test_empty_one_row_and_k_beyond_n(backend: CudaBackend) -> None:
+    """An empty matrix, a single row and k beyond the rows give the reference's answer."""
     d = 40
     q = queries(5, 2, d)
     backend.set_matrix(np.zeros((0, d), np.int8), np.zeros(0, np.int64))
@@ -98,6 +106,7 @@ def test_empty_one_row_and_k_beyond_n(backend: CudaBackend) -> None:
 
 
 def test_growth_in_place(backend: CudaBackend) -> None:
+    """Appends that cross every capacity doubling keep the reference's answer."""
     d = 96
     codes, ids = matrix(8, 20000, d, 2)
     q = queries(9, 3, d, 2)
@@ -114,6 +123,7 @@ def test_growth_in_place(backend: CudaBackend) -> None:
 
 @pytest.mark.parametrize("k", [16, 1024])
 def test_large_matrix_multi_pass(backend: CudaBackend, k: int) -> None:
+    """300,000 rows, selected in several passes, give the reference's answer."""
     codes, ids = matrix(10, 300_000, 768)
     backend.set_matrix(codes, ids)
     qs = queries(11, 64, 768)
@@ -122,6 +132,7 @@ def test_large_matrix_multi_pass(backend: CudaBackend, k: int) -> None:
 
 
 async def test_async_on_the_owner_thread(backend: CudaBackend) -> None:
+    """The async calls give the reference's answer through the owner thread."""
     codes, ids = matrix(12, 500, 64)
     backend.set_matrix(codes, ids)
     q = queries(13, 2, 64)
@@ -130,6 +141,7 @@ async def test_async_on_the_owner_thread(backend: CudaBackend) -> None:
 
 
 def test_close_releases_the_context(tmp_path: Path) -> None:
+    """Closing the backend stops its owner thread, which releases the context."""
     gpu = CudaBackend(tmp_path)
     gpu.set_matrix(*matrix(14, 10, 8))
     gpu.close()
@@ -140,6 +152,7 @@ def test_close_releases_the_context(tmp_path: Path) -> None:
 def test_snapshots_grown_on_the_device_and_allowed_rows(
     backend: CudaBackend, hidden_every: int
 ) -> None:
+    """Snapshots grown on the device and masks of allowed rows give the reference's answer."""
     codes, ids = matrix(15, 40_000, 768)
     tags = (np.arange(40_000) % hidden_every == 0).astype(np.int32)  # tag 1: hidden
     grown = CodeMatrix(768)

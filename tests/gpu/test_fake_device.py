@@ -33,6 +33,7 @@ class FakeGpu:
     """Device memory as numpy byte arrays in a sparse address space, plus one context."""
 
     def __init__(self) -> None:
+        """No allocation, no context yet."""
         self.allocations: dict[int, np.ndarray] = {}
         self.next_base = 1 << 40
         self.owner: threading.Thread | None = None
@@ -42,10 +43,12 @@ class FakeGpu:
         self.uploaded = 0  # bytes copied host to device
 
     def check_thread(self) -> None:
+        """Assert a driver call runs on the owner thread with the context current."""
         assert self.context_state == "current", f"driver call with context {self.context_state}"
         assert threading.current_thread() is self.owner, "driver call off the owner thread"
 
     def alloc(self, nbytes: int) -> FakeAllocation:
+        """Allocate ``nbytes`` filled with garbage, far from every other allocation."""
         self.check_thread()
         base = self.next_base
         self.next_base += 1 << 40
@@ -54,9 +57,11 @@ class FakeGpu:
         return FakeAllocation(self, base)
 
     def base_of(self, ptr: int) -> int:
+        """The base of the allocation holding ``ptr``."""
         return next(b for b, memory in self.allocations.items() if b <= ptr < b + len(memory))
 
     def span(self, ptr: int, nbytes: int) -> np.ndarray:
+        """The bytes at ``ptr``; asserts they lie inside one allocation."""
         self.check_thread()
         for base, memory in self.allocations.items():
             if base <= ptr < base + len(memory):
@@ -65,53 +70,71 @@ class FakeGpu:
         raise AssertionError(f"access to unallocated device address {ptr:#x}")
 
     def read(self, ptr: int, count: int, dtype: type) -> np.ndarray:
+        """A copy of ``count`` values of ``dtype`` at ``ptr``."""
         size = np.dtype(dtype).itemsize
         return self.span(ptr, count * size).copy().view(dtype)
 
     def write(self, ptr: int, values: np.ndarray) -> None:
+        """Write ``values``' bytes at ``ptr``."""
         raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
         self.span(ptr, len(raw))[...] = raw
 
 
 class FakeAllocation:
+    """Device memory as PyCUDA hands it out: an int address that can be freed once."""
+
     def __init__(self, gpu: FakeGpu, base: int) -> None:
+        """The allocation at ``base`` of ``gpu``."""
         self.gpu, self.base = gpu, base
 
     def __int__(self) -> int:
+        """The device address."""
         return self.base
 
     def free(self) -> None:
+        """Free the allocation; asserts it was not freed before."""
         self.gpu.check_thread()
         assert self.base in self.gpu.allocations, "double free"
         del self.gpu.allocations[self.base]
 
 
 class FakeContext:
+    """A device context that checks it is popped and detached on its owner thread."""
+
     def __init__(self, gpu: FakeGpu) -> None:
+        """The context of ``gpu``."""
         self.gpu = gpu
 
     def pop(self) -> None:
+        """Pop the context off the owner thread's stack."""
         self.gpu.check_thread()
         self.gpu.context_state = "popped"
 
     def detach(self) -> None:
+        """Detach the context; asserts it was popped first, on the owner thread."""
         assert self.gpu.context_state == "popped", "detach before pop"
         assert threading.current_thread() is self.gpu.owner, "detach off the owner thread"
         self.gpu.context_state = "detached"
 
 
 class FakeDevice:
+    """The one device of a ``FakeGpu``."""
+
     def __init__(self, gpu: FakeGpu, ordinal: int) -> None:
+        """Device ``ordinal`` (only 0 exists)."""
         assert ordinal == 0
         self.gpu = gpu
 
     def name(self) -> str:
+        """The device's name."""
         return "Fake H200"
 
     def compute_capability(self) -> tuple[int, int]:
+        """The device's compute capability (an H200's)."""
         return (9, 0)
 
     def make_context(self) -> FakeContext:
+        """Make the context current on the calling thread, which becomes the owner."""
         assert self.gpu.context_state == "none"
         self.gpu.owner = threading.current_thread()
         self.gpu.context_state = "current"
@@ -119,16 +142,21 @@ class FakeDevice:
 
 
 class FakeFunction:
+    """A kernel, run in numpy with the launch shape and arguments checked."""
+
     def __init__(self, gpu: FakeGpu, name: str) -> None:
+        """The kernel ``name`` of ``gpu``."""
         self.gpu, self.name, self.format = gpu, name, ""
 
     def prepare(self, arg_format: str) -> FakeFunction:
+        """Take the argument format of later calls."""
         self.format = arg_format
         return self
 
     def prepared_call(
         self, grid: tuple[int, ...], block: tuple[int, ...], *args: int, shared_size: int = 0
     ) -> None:
+        """Launch the kernel: check the arguments against the format, then run it."""
         self.gpu.check_thread()
         assert len(args) == len(self.format)
         for code, value in zip(self.format, args, strict=True):
@@ -139,15 +167,20 @@ class FakeFunction:
         getattr(self, self.name)(grid, block, shared_size, args)
 
     def score_one(self, grid, block, shared, args) -> None:
+        """The one-query scoring kernel."""
         codes, query, out, n, words = args
-        assert block == (plan.SCORE_ONE_THREADS, 1, 1) and shared == words * 4
+        assert block == (plan.SCORE_ONE_THREADS, 1, 1)
+        assert shared == words * 4
         assert grid[0] * plan.SCORE_ONE_THREADS // 32 >= n
         self._scores((codes, query, out, n, words, 1))
 
     def score_batch(self, grid, block, shared, args) -> None:
+        """The batch scoring kernel."""
         n, q = args[3], args[5]
-        assert block == (plan.BATCH_THREADS, 1, 1) and shared == 0
-        assert grid[0] * plan.BATCH_ROWS >= n and grid[1] * plan.BATCH_QUERIES >= q
+        assert block == (plan.BATCH_THREADS, 1, 1)
+        assert shared == 0
+        assert grid[0] * plan.BATCH_ROWS >= n
+        assert grid[1] * plan.BATCH_QUERIES >= q
         self._scores(args)
 
     def _scores(self, args) -> None:
@@ -158,10 +191,13 @@ class FakeFunction:
         gpu.write(out, (qs @ rows.T).astype(np.int32))
 
     def topk_pass(self, grid, block, shared, args) -> None:
+        """One top-k selection pass over tiles of scores."""
         s_in, i_in, s_out, i_out, s_stride, i_stride, o_stride, count, m = args
         gpu, tile = self.gpu, plan.TOPK_TILE
-        assert block == (plan.TOPK_THREADS, 1, 1) and shared == 0
-        assert (grid[0] - 1) * tile < count <= grid[0] * tile and 1 <= m <= tile // 4
+        assert block == (plan.TOPK_THREADS, 1, 1)
+        assert shared == 0
+        assert (grid[0] - 1) * tile < count <= grid[0] * tile
+        assert 1 <= m <= tile // 4
         # Blocks run concurrently on a GPU: a pass must never write the buffers it reads.
         assert {gpu.base_of(s_in), gpu.base_of(i_in)}.isdisjoint(
             {gpu.base_of(s_out), gpu.base_of(i_out)}
@@ -215,7 +251,9 @@ def install_fake(monkeypatch: pytest.MonkeyPatch, gpu: FakeGpu, **fail: Exceptio
     class SourceModule:
         def __init__(self, source: str, *, no_extern_c: bool, cache_dir: str, arch: str) -> None:
             gpu.check_thread()
-            assert no_extern_c and arch == "sm_90" and Path(cache_dir).is_dir()
+            assert no_extern_c
+            assert arch == "sm_90"
+            assert Path(cache_dir).is_dir()
             if "compile" in fail:
                 raise fail["compile"]
             self.source = source
@@ -246,6 +284,7 @@ def install_fake(monkeypatch: pytest.MonkeyPatch, gpu: FakeGpu, **fail: Exceptio
 
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
+    """A fake GPU in place of PyCUDA."""
     fake = FakeGpu()
     install_fake(monkeypatch, fake)
     return fake
@@ -255,23 +294,28 @@ class Rows:
     """Codes and ids appended so far, and the reference's answer over them."""
 
     def __init__(self, d: int) -> None:
+        """No rows of ``d`` codes yet."""
         self.codes = np.zeros((0, d), np.int8)
         self.ids = np.zeros(0, np.int64)
 
     def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
+        """Append rows, as the backend is given them."""
         self.codes = np.concatenate([self.codes, codes])
         self.ids = np.concatenate([self.ids, ids])
 
     def __len__(self) -> int:
+        """The number of rows appended."""
         return len(self.ids)
 
 
 def hits(rows: Rows, queries: np.ndarray, k: int) -> list[list[tuple[int, int]]]:
+    """The reference's top k per query over the rows."""
     return selection.top_k_batch(rows.codes, rows.ids, queries, k)
 
 
 @pytest.mark.parametrize("d", [13, 768])
 def test_backend_matches_reference_through_growth(gpu: FakeGpu, tmp_path: Path, d: int) -> None:
+    """Backend matches reference through growth."""
     rng = np.random.default_rng(d)
     backend = CudaBackend(tmp_path / "cache")
     try:
@@ -291,10 +335,12 @@ def test_backend_matches_reference_through_growth(gpu: FakeGpu, tmp_path: Path, 
         assert len(matrix) > plan.TOPK_TILE  # so more than one top-k pass ran
     finally:
         backend.close()
-    assert gpu.context_state == "detached" and not gpu.allocations
+    assert gpu.context_state == "detached"
+    assert not gpu.allocations
 
 
 def test_every_batch_size_and_set_matrix(gpu: FakeGpu, tmp_path: Path) -> None:
+    """Every batch size and set matrix."""
     rng = np.random.default_rng(1)
     codes = rng.integers(-2, 3, size=(300, 40), dtype=np.int8)
     ids = rng.permutation(300) * 3 - 400
@@ -316,10 +362,12 @@ def test_every_batch_size_and_set_matrix(gpu: FakeGpu, tmp_path: Path) -> None:
         assert backend.top_k(np.ones(8, np.int8), 5) == []
     finally:
         backend.close()
-    assert gpu.context_state == "detached" and not gpu.allocations
+    assert gpu.context_state == "detached"
+    assert not gpu.allocations
 
 
 async def test_async_calls_and_errors_keep_the_backend_usable(gpu: FakeGpu, tmp_path: Path) -> None:
+    """Async calls and errors keep the backend usable."""
     codes = np.array([[1, 2], [2, 1], [1, 2]], dtype=np.int8)
     backend = CudaBackend(tmp_path)
     try:
@@ -327,11 +375,11 @@ async def test_async_calls_and_errors_keep_the_backend_usable(gpu: FakeGpu, tmp_
         query = np.array([1, 2], dtype=np.int8)
         assert await backend.async_top_k(query, 2) == [(3, 5), (5, 5)]
         assert await backend.async_top_k_batch(query[None], 5) == [[(3, 5), (5, 5), (4, 4)]]
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="exceeds the GPU limit"):
             backend.top_k(query, plan.MAX_K + 1)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="query dimension 3 != matrix dimension 2"):
             backend.top_k(np.ones(3, np.int8), 1)  # raised on the owner thread, delivered here
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="code dimension 3 != matrix dimension 2"):
             backend.append(np.ones((1, 3), np.int8), np.array([1]))
         assert backend.top_k(query, 1) == [(3, 5)]
     finally:
@@ -340,6 +388,7 @@ async def test_async_calls_and_errors_keep_the_backend_usable(gpu: FakeGpu, tmp_
 
 
 def test_select_backend_auto_uses_cuda_when_it_works(gpu: FakeGpu, tmp_path: Path) -> None:
+    """Select backend auto uses cuda when it works."""
     backend = select_backend("auto", tmp_path / "kernels")
     try:
         assert backend.name == "cuda:Fake H200"
@@ -352,6 +401,7 @@ def test_select_backend_auto_uses_cuda_when_it_works(gpu: FakeGpu, tmp_path: Pat
 def test_failures_release_the_context_and_fall_back(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture, stage: str
 ) -> None:
+    """Failures release the context and fall back."""
     fake = FakeGpu()
     install_fake(monkeypatch, fake, **{stage: FakeError(f"{stage} failed\nsecond line")})
     with caplog.at_level(logging.WARNING):
@@ -368,15 +418,18 @@ def test_failures_release_the_context_and_fall_back(
 
 
 def random_rows(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random rows with ties everywhere, and distinct ids of both signs."""
     codes = rng.integers(-2, 3, size=(n, d), dtype=np.int8)  # ties everywhere
     return codes, rng.permutation(10 * n)[:n].astype(np.int64) - 5 * n
 
 
 def mask_where(tags: set[int]) -> Callable[[Snapshot], np.ndarray]:
+    """A mask function: the rows whose tag is in ``tags``."""
     return lambda snapshot: np.isin(snapshot.tags, list(tags))
 
 
 def test_load_uploads_only_the_rows_the_device_lacks(gpu: FakeGpu, tmp_path: Path) -> None:
+    """Load uploads only the rows the device lacks."""
     rng = np.random.default_rng(3)
     d, row_bytes = 24, 24  # 24 codes pack into 6 words of 4 bytes
     codes, ids = random_rows(rng, 900, d)
@@ -434,6 +487,7 @@ def test_allowed_rows_through_the_kernels_or_the_host(
 
 
 async def test_async_allowed_rows(gpu: FakeGpu, tmp_path: Path) -> None:
+    """The async calls honour the allowed rows."""
     rng = np.random.default_rng(5)
     codes, ids = random_rows(rng, 300, 8)
     tags = np.arange(300) % 3

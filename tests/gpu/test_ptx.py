@@ -17,6 +17,7 @@ ENTRIES = {"score_one", "score_batch", "topk_pass"}
 
 @pytest.fixture
 def nvcc() -> str:
+    """The path of nvcc; skips the test without one."""
     path = shutil.which("nvcc")
     if path is None:
         pytest.skip("nvcc is not on PATH")
@@ -24,6 +25,7 @@ def nvcc() -> str:
 
 
 def compile_kernels(nvcc: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Compile the kernels for sm_90 with every warning an error."""
     result = subprocess.run(
         [nvcc, "-arch=sm_90", "--Werror", "all-warnings", *args, str(KERNELS)],
         capture_output=True,
@@ -36,6 +38,7 @@ def compile_kernels(nvcc: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ptx_has_the_unmangled_entry_points(nvcc: str, tmp_path: Path) -> None:
+    """Ptx has the unmangled entry points."""
     out = tmp_path / "kernels.ptx"
     compile_kernels(nvcc, "-ptx", "-o", str(out))
     ptx = out.read_text()
@@ -45,9 +48,11 @@ def test_ptx_has_the_unmangled_entry_points(nvcc: str, tmp_path: Path) -> None:
 
 
 def test_sm90_build_fits_without_spills(nvcc: str, tmp_path: Path) -> None:
+    """Sm90 build fits without spills."""
     result = compile_kernels(nvcc, "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"))
     report = result.stderr
     assert set(re.findall(r"Function properties for (\w+)", report)) == ENTRIES
     assert re.findall(r"(\d+) bytes spill stores", report) == ["0"] * len(ENTRIES)
     static_smem = [int(b) for b in re.findall(r"(\d+) bytes smem", report)]
-    assert static_smem and max(static_smem) <= 48 * 1024  # the static shared-memory limit
+    assert static_smem
+    assert max(static_smem) <= 48 * 1024  # the static shared-memory limit

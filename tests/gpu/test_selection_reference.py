@@ -9,6 +9,7 @@ from custom_components.alto.memory import selection
 
 
 def dot(row: list[int], query: list[int]) -> int:
+    """The integer dot product of two code vectors."""
     return sum(a * b for a, b in zip(row, query, strict=True))
 
 
@@ -21,6 +22,7 @@ def oracle(codes: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int) -> lis
 
 
 def random_codes(rng: np.random.Generator, n: int, d: int, alphabet: int = 127) -> np.ndarray:
+    """Random codes over ``alphabet``."""
     return rng.integers(-alphabet, alphabet + 1, size=(n, d), dtype=np.int8)
 
 
@@ -32,6 +34,7 @@ def random_ids(rng: np.random.Generator, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_top_k_matches_oracle_with_many_ties(seed: int) -> None:
+    """Top k matches oracle with many ties."""
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(1, 120)), int(rng.integers(1, 12))
     codes = random_codes(rng, n, d, alphabet=1)  # codes in {-1, 0, 1}: scores collide a lot
@@ -42,6 +45,7 @@ def test_top_k_matches_oracle_with_many_ties(seed: int) -> None:
 
 
 def test_duplicate_vectors_tie_and_order_by_id() -> None:
+    """Duplicate vectors tie and order by id."""
     rng = np.random.default_rng(1)
     row = random_codes(rng, 1, 16)
     codes = np.repeat(row, 9, axis=0)
@@ -52,12 +56,14 @@ def test_duplicate_vectors_tie_and_order_by_id() -> None:
 
 
 def test_ties_at_the_cut_keep_the_lowest_ids() -> None:
+    """Ties at the cut keep the lowest ids."""
     codes = np.array([[1], [2], [2], [2], [0]], dtype=np.int8)
     ids = np.array([10, 30, 20, 40, 1], dtype=np.int64)
     assert selection.top_k(codes, ids, np.array([1], np.int8), 2) == [(20, 2), (30, 2)]
 
 
 def test_empty_and_degenerate_inputs() -> None:
+    """No rows, one row, and k of zero or below give empty or exact answers."""
     empty = np.zeros((0, 8), dtype=np.int8)
     query = np.ones(8, dtype=np.int8)
     assert selection.top_k(empty, np.zeros(0, np.int64), query, 5) == []
@@ -73,6 +79,7 @@ def test_empty_and_degenerate_inputs() -> None:
 
 
 def test_k_larger_than_n_returns_everything_in_order() -> None:
+    """K larger than n returns everything in order."""
     rng = np.random.default_rng(2)
     codes, ids = random_codes(rng, 13, 20), random_ids(rng, 13)
     query = random_codes(rng, 1, 20)[0]
@@ -83,6 +90,7 @@ def test_k_larger_than_n_returns_everything_in_order() -> None:
 
 @pytest.mark.parametrize("batch", [1, 2, 3, 17, 63, 64])
 def test_batch_equals_single_queries(batch: int) -> None:
+    """A batch answers as its queries one at a time."""
     rng = np.random.default_rng(batch)
     codes, ids = random_codes(rng, 60, 24, alphabet=2), random_ids(rng, 60)
     queries = random_codes(rng, batch, 24, alphabet=2)
@@ -92,6 +100,7 @@ def test_batch_equals_single_queries(batch: int) -> None:
 
 @pytest.mark.parametrize("d", [768, 1040, 1041, 1100])
 def test_scores_are_exact_on_both_matmul_paths(d: int) -> None:
+    """Scores are exact on both matmul paths."""
     rng = np.random.default_rng(d)
     codes = random_codes(rng, 300, d)
     codes[0] = 127
@@ -110,11 +119,13 @@ def test_int64_path_is_exact_where_float32_is_not() -> None:
     query = np.full(d, 127, dtype=np.int8)
     query[-1] = 126
     exact = (d - 1) * 127 * 127 + 127 * 126
-    assert exact > 2**24 and exact % 2 == 1
+    assert exact > 2**24
+    assert exact % 2 == 1
     assert selection.scores(codes, query).tolist() == [exact, exact]
 
 
 def test_scores_span_several_chunks() -> None:
+    """Scores computed chunk by chunk equal one int64 matmul."""
     rng = np.random.default_rng(3)
     n = 2 * selection._CHUNK_ROWS + 5
     codes, query = random_codes(rng, n, 8), random_codes(rng, 1, 8)[0]
@@ -123,12 +134,13 @@ def test_scores_span_several_chunks() -> None:
 
 
 def test_refuses_mismatched_or_wrong_inputs() -> None:
+    """Refuses mismatched or wrong inputs."""
     codes = np.zeros((3, 4), dtype=np.int8)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="query dimension 5 != matrix dimension 4"):
         selection.top_k(codes, np.arange(3), np.zeros(5, np.int8), 1)
     with pytest.raises(TypeError):
         selection.top_k(codes.astype(np.float32), np.arange(3), np.zeros(4, np.int8), 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one id per row"):
         selection.top_k(codes, np.arange(2), np.zeros(4, np.int8), 1)
 
 
@@ -136,17 +148,21 @@ def test_refuses_mismatched_or_wrong_inputs() -> None:
 
 
 def test_quantize_shapes_range_and_zero() -> None:
+    """Quantize shapes range and zero."""
     rng = np.random.default_rng(4)
     x = rng.normal(size=(50, 33)) * 10.0 ** rng.integers(-30, 30, size=(50, 1))
     codes = selection.quantize(x)
-    assert codes.dtype == np.int8 and codes.shape == (50, 33)
-    assert codes.min() >= -127 and codes.max() <= 127
+    assert codes.dtype == np.int8
+    assert codes.shape == (50, 33)
+    assert codes.min() >= -127
+    assert codes.max() <= 127
     assert np.array_equal(selection.quantize(x[7]), codes[7])
     assert not selection.quantize(np.zeros(9)).any()
     assert selection.quantize([[0.0, 0.0], [0.0, -2.0]]).tolist() == [[0, 0], [0, -127]]
 
 
 def test_quantize_is_the_rounded_unit_vector() -> None:
+    """Quantize is the rounded unit vector."""
     rng = np.random.default_rng(5)
     x = rng.normal(size=(40, 64))
     unit = x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -154,6 +170,7 @@ def test_quantize_is_the_rounded_unit_vector() -> None:
 
 
 def test_quantize_is_scale_invariant_for_exact_scalings() -> None:
+    """Quantize is scale invariant for exact scalings."""
     rng = np.random.default_rng(6)
     x = rng.normal(size=(20, 48))
     assert np.array_equal(selection.quantize(x), selection.quantize(x * 4.0))
@@ -161,6 +178,7 @@ def test_quantize_is_scale_invariant_for_exact_scalings() -> None:
 
 
 def test_quantize_rounds_half_to_even() -> None:
+    """Quantize rounds half to even."""
     # Norm 254 exactly, so the components scale to 0.5, 0.5, 33.5 and 122.5.
     x = np.array([1.0, 1.0, 67.0, 245.0])
     assert selection.quantize(x).tolist() == [0, 0, 34, 122]
@@ -168,7 +186,8 @@ def test_quantize_rounds_half_to_even() -> None:
 
 
 def test_quantize_refuses_non_finite() -> None:
-    with pytest.raises(ValueError):
+    """Quantize refuses non finite."""
+    with pytest.raises(ValueError, match="vectors must be finite"):
         selection.quantize([1.0, float("nan")])
 
 

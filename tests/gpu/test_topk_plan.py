@@ -66,6 +66,7 @@ def topk_pass(
 
 
 def gpu_top_k(scores: np.ndarray, ids: np.ndarray, k: int, tile: int) -> list[tuple[int, int]]:
+    """The kernels' top k, simulated pass by pass as `plan` lays them out."""
     m = min(k, len(scores))
     passes = plan.topk_passes(len(scores), m, tile)
     s, d = scores.astype(np.int32), ids
@@ -77,12 +78,14 @@ def gpu_top_k(scores: np.ndarray, ids: np.ndarray, k: int, tile: int) -> list[tu
 
 
 def tie_heavy(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores with many ties, and distinct random ids."""
     scores = rng.integers(-40, 40, size=n).astype(np.int64)
     ids = rng.permutation(np.unique(rng.integers(-(2**62), 2**62, size=n + 8)))[:n]
     return scores, ids.astype(np.int64)
 
 
 def reference(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """The host's exact top k."""
     return selection.best(scores, ids, k)
 
 
@@ -91,6 +94,7 @@ def reference(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, in
     [(1, 1), (1, 16), (5, 16), (4096, 16), (4097, 16), (4097, 1024), (20000, 1024), (20000, 1)],
 )
 def test_kernel_tile_matches_reference(n: int, k: int) -> None:
+    """The kernels' tiled top k equals the host's exact top k, ties included."""
     rng = np.random.default_rng(n + k)
     scores, ids = tie_heavy(rng, n)
     assert gpu_top_k(scores, ids, k, plan.TOPK_TILE) == reference(scores, ids, k)
@@ -107,6 +111,7 @@ def test_deep_pass_chains_with_a_small_tile(seed: int) -> None:
 
 
 def test_bitonic_sorts_by_score_then_id() -> None:
+    """Bitonic sorts by score then id."""
     rng = np.random.default_rng(9)
     scores, ids = tie_heavy(rng, 512)
     s, d = bitonic(scores.astype(np.int32), ids)
@@ -114,29 +119,34 @@ def test_bitonic_sorts_by_score_then_id() -> None:
 
 
 def test_plan_shapes() -> None:
+    """The passes shrink to one block; impossible plans are refused."""
     passes = plan.topk_passes(1_000_000, 16)
     assert passes[0] == plan.TopkPass(1_000_000, 245)
     assert passes[-1].blocks == 1
     assert all(b.count < a.count for a, b in itertools.pairwise(passes))
     assert plan.topk_passes(10, 10) == [plan.TopkPass(10, 1)]
     for m, count in ((0, 10), (plan.MAX_K + 1, 10**6), (5, 4)):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="need 1 <= m <= "):
             plan.topk_passes(count, m)
 
 
 def test_pack_words_keeps_bytes_in_order_and_pads_with_zeros() -> None:
+    """Pack words keeps bytes in order and pads with zeros."""
     rng = np.random.default_rng(10)
     codes = rng.integers(-127, 128, size=(7, 13), dtype=np.int8)
     packed = plan.pack_words(codes, plan.words_for(13))
-    assert packed.dtype == np.int32 and packed.shape == (7, 4)
+    assert packed.dtype == np.int32
+    assert packed.shape == (7, 4)
     raw = packed.view(np.int8)
-    assert np.array_equal(raw[:, :13], codes) and not raw[:, 13:].any()
+    assert np.array_equal(raw[:, :13], codes)
+    assert not raw[:, 13:].any()
     # __dp4a sums byte-lane products, so the packed dot product is the code dot product.
     query = plan.pack_words(codes[:1], 4).view(np.int8).astype(np.int64)
     assert np.array_equal((raw.astype(np.int64) * query).sum(1), selection.scores(codes, codes[0]))
 
 
 def test_kernel_constants_match_the_host_plan() -> None:
+    """Kernel constants match the host plan."""
     defines = dict(re.findall(r"^#define (\w+) (\d+)", KERNELS.read_text(), flags=re.M))
     for name in (
         "TOPK_TILE",

@@ -41,12 +41,14 @@ class FakeModel:
     """A deterministic stand-in for the language model (see the module docstring)."""
 
     def __init__(self, mentions: tuple[str, ...] = ()) -> None:
+        """No call yet; `mentions`: the names it reports in any statement naming them."""
         self.calls: list[tuple[list[dict[str, str]], dict[str, Any]]] = []
         # Return a raw response to replace the rule-based one, or None to keep it.
         self.override: Callable[[list[dict[str, str]], str], str | None] | None = None
         self.mentions = mentions
 
     async def __call__(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+        """Answer one model call (the override's answer, when it gives one)."""
         self.calls.append((messages, schema))
         user = messages[1]["content"]
         answer = self.label(user) if self.is_first(messages) else self.classify(user)
@@ -63,6 +65,7 @@ class FakeModel:
 
     @staticmethod
     def label(user: str) -> str:
+        """The first call's answer: a label for every source span."""
         spans = [json.loads(_LINE.match(line)[1]) for line in _section(user, "source")]
         items = []
         for span in spans:
@@ -72,6 +75,7 @@ class FakeModel:
         return json.dumps(items, ensure_ascii=False)
 
     def classify(self, user: str) -> str:
+        """The second call's answer: a classification of every statement."""
         table = [json.loads(_TABLE.match(line)[1]) for line in _section(user, "corrections")]
         statements = [json.loads(_LINE.match(line)[1]) for line in _section(user, "statements")]
         items: list[list[Any]] = []

@@ -32,6 +32,7 @@ SECRET = "The spare key is under the blue flowerpot."
 
 
 def open_store(tmp_path: Path, *, with_checkpoint: bool = True) -> MemoryStore:
+    """The persistent store under `tmp_path`, with its checkpoint unless told not to."""
     found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
     return MemoryStore.open_persistent(
         tmp_path / "chroma", checkpoint=found if with_checkpoint else None
@@ -53,6 +54,7 @@ def chroma_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 async def fill(store: MemoryStore, journal: Journal, prefix: str = "in") -> None:
+    """Take in five sources and a correction."""
     await intake(many(5, prefix), store, journal, FakeModel(mentions=("Anna",)))
     await intake(
         [IntakeInput("Actually the bins go out on Monday.", f"{prefix}/x")],
@@ -65,6 +67,7 @@ async def fill(store: MemoryStore, journal: Journal, prefix: str = "in") -> None
 
 
 def image(store: MemoryStore) -> tuple[Any, ...]:
+    """What a store holds: its rows, their codes and the journal entries applied."""
     rows = store.state.rows()
     return rows, store.state.codes(rows).tolist(), store.applied
 
@@ -72,6 +75,7 @@ def image(store: MemoryStore) -> tuple[Any, ...]:
 async def test_reopening_reads_the_checkpoint_not_chroma(
     tmp_path: Path, journal: Journal, chroma_loads: list[int]
 ) -> None:
+    """Reopening reads the checkpoint not chroma."""
     store = open_store(tmp_path)
     await fill(store, journal)
     before = image(store)
@@ -80,7 +84,8 @@ async def test_reopening_reads_the_checkpoint_not_chroma(
     store.close()
     assert chroma_loads == [0]  # the first open, of an empty store
     reopened = open_store(tmp_path)
-    assert chroma_loads == [0] and image(reopened) == before
+    assert chroma_loads == [0]
+    assert image(reopened) == before
     assert reopened.recall(query, USER_A, 8) == recalled
     reopened.close()
     from_chroma = open_store(tmp_path, with_checkpoint=False)
@@ -91,6 +96,7 @@ async def test_reopening_reads_the_checkpoint_not_chroma(
 async def test_an_older_checkpoint_catches_up_from_the_journal(
     tmp_path: Path, journal: Journal, chroma_loads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """An older checkpoint catches up from the journal."""
     store = open_store(tmp_path)
     await fill(store, journal, "one")
     store.close()
@@ -102,17 +108,20 @@ async def test_an_older_checkpoint_catches_up_from_the_journal(
     with (tmp_path / "journal.jsonl").open("ab") as file:
         file.write(b'{"sequence": 99, "torn')  # a torn final line is no entry
     reopened = open_store(tmp_path)
-    assert chroma_loads == [0] and image(reopened) == expected
+    assert chroma_loads == [0]
+    assert image(reopened) == expected
     reopened.close()
 
 
 def flip_body_byte(path: Path) -> None:
+    """Flip one bit near the file's end."""
     data = bytearray(path.read_bytes())
     data[-5] ^= 1
     path.write_bytes(bytes(data))
 
 
 def truncate(path: Path) -> None:
+    """Cut the file's last three bytes."""
     path.write_bytes(path.read_bytes()[:-3])
 
 
@@ -131,22 +140,26 @@ def foreign_journal(path: Path) -> None:
 async def test_an_unverified_checkpoint_is_never_used(
     tmp_path: Path, journal: Journal, chroma_loads: list[int], damage: Any
 ) -> None:
+    """An unverified checkpoint is never used."""
     store = open_store(tmp_path)
     await fill(store, journal)
     expected = image(store)
     store.close()
     damage(tmp_path / "memory.checkpoint")
     reopened = open_store(tmp_path)
-    assert chroma_loads == [0, expected[2]] and image(reopened) == expected
+    assert chroma_loads == [0, expected[2]]
+    assert image(reopened) == expected
     reopened.close()
     again = open_store(tmp_path)  # the Chroma load wrote a good checkpoint
-    assert len(chroma_loads) == 2 and image(again) == expected
+    assert len(chroma_loads) == 2
+    assert image(again) == expected
     again.close()
 
 
 async def test_forgetting_rewrites_the_checkpoint_without_the_quote(
     tmp_path: Path, journal: Journal, chroma_loads: list[int]
 ) -> None:
+    """Forgetting rewrites the checkpoint without the quote."""
     store = open_store(tmp_path)
     await fill(store, journal)
     store.close()
@@ -161,7 +174,8 @@ async def test_forgetting_rewrites_the_checkpoint_without_the_quote(
     expected = image(store)
     store._client.close()  # no close: the checkpoint was written by the forget itself
     reopened = open_store(tmp_path)
-    assert chroma_loads == [0] and image(reopened) == expected
+    assert chroma_loads == [0]
+    assert image(reopened) == expected
     reopened.close()
 
 
@@ -171,6 +185,7 @@ async def test_a_checkpoint_that_cannot_be_written_costs_one_warning(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A checkpoint that cannot be written costs one warning."""
     store = open_store(tmp_path)
     await fill(store, journal)
 
@@ -188,6 +203,7 @@ async def test_a_checkpoint_that_cannot_be_written_costs_one_warning(
 async def test_forgetting_the_last_row_removes_the_checkpoint(
     tmp_path: Path, journal: Journal
 ) -> None:
+    """Forgetting the last row removes the checkpoint."""
     store = open_store(tmp_path)
     item = IntakeInput(SECRET, "k/1", owner=USER_A, scope=USER_A, actor=USER_A)
     await remember([item], store=store, journal=journal, embed=fake_embed)
@@ -196,10 +212,12 @@ async def test_forgetting_the_last_row_removes_the_checkpoint(
     assert path.exists()
     store = open_store(tmp_path)
     await forget([store.state.rows()[0].id], viewer=USER_A, store=store, journal=journal)
-    assert len(store.state) == 0 and not path.exists()
+    assert len(store.state) == 0
+    assert not path.exists()
     store.close()
     reopened = open_store(tmp_path)
-    assert len(reopened.state) == 0 and reopened.state.snapshot() is None
+    assert len(reopened.state) == 0
+    assert reopened.state.snapshot() is None
     reopened.close()
 
 
@@ -210,6 +228,7 @@ def test_a_checkpoint_needs_its_journal_entry(tmp_path: Path) -> None:
     row = Row(1, "x", "source", HOUSEHOLD, HOUSEHOLD, "unknown", "s", 1, 0, 1, vector=vector)
     state.apply(Mutation(3, (row,)))
     found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="the journal has no entry 3"):
         found.save(state)
-    assert not found.path.exists() and found.load(3) is None
+    assert not found.path.exists()
+    assert found.load(3) is None

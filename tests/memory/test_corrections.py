@@ -20,6 +20,7 @@ FIX = "Actually the bins go out on Wednesday."
 
 
 async def codes_for(text: str) -> Any:
+    """The query codes of `text`'s fake embedding."""
     return query_codes(vector_bytes((await fake_embed([text]))[0]))
 
 
@@ -37,19 +38,25 @@ def force_target(target: int) -> Any:
 async def test_correction_supersedes_the_right_row(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Correction supersedes the right row."""
     first = await intake(
         [IntakeInput(f"{BINS} Ben does not eat meat.", "t/1")], store, journal, model
     )
     source, bins, meat = first.ids[0]
     second = await intake([IntakeInput(FIX, "t/2")], store, journal, model)
-    assert second.admitted and second.superseded == (bins,)
+    assert second.admitted
+    assert second.superseded == (bins,)
     old = store.get([bins])[0]
     new = store.get([second.ids[0][1]])[0]
-    assert old.status == "superseded" and old.document == BINS  # kept as the dependency
+    assert old.status == "superseded"
+    assert old.document == BINS  # kept as the dependency
     assert (new.kind, new.target, new.document) == (4, bins, FIX)
-    assert store.get([meat])[0].status == "current" and store.get([source])[0].status == "current"
+    assert store.get([meat])[0].status == "current"
+    assert store.get([source])[0].status == "current"
     recalled = {row.id for row, _ in store.recall(await codes_for(BINS), None, 16)}
-    assert bins not in recalled and new.id in recalled and meat in recalled
+    assert bins not in recalled
+    assert new.id in recalled
+    assert meat in recalled
     assert bins in {row.id for row in store.rows(None, current_only=False)}
     third = await intake(
         [IntakeInput("Actually the bins go out on Friday.", "t/3")], store, journal, model
@@ -61,6 +68,7 @@ async def test_correction_supersedes_the_right_row(
 async def test_foreign_rows_never_enter_the_table_and_cannot_be_targeted(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Foreign rows never enter the table and cannot be targeted."""
     private_b = IntakeInput(BINS, "b/1", owner=USER_B, scope=USER_B, actor=USER_B)
     shared_b = IntakeInput("The bins are green.", "b/2", owner=USER_B, actor=USER_B)
     shared_a = IntakeInput("The bins are collected early.", "a/0", owner=USER_A, actor=USER_A)
@@ -72,7 +80,8 @@ async def test_foreign_rows_never_enter_the_table_and_cannot_be_targeted(
     result = await intake(
         [IntakeInput(FIX, "a/1", owner=USER_A, scope=USER_A, actor=USER_A)], store, journal, model
     )
-    assert result.refusal is not None and result.refusal.reason is Reason.INVALID_TARGET
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.INVALID_TARGET
     table_prompt = model.calls[-1][0][1]["content"]
     assert "<corrections>\n</corrections>" in table_prompt  # B's rows, A's household row, explicit
     assert (store.snapshot(), journal_bytes(journal)) == before
@@ -81,28 +90,33 @@ async def test_foreign_rows_never_enter_the_table_and_cannot_be_targeted(
 async def test_same_owner_other_scope_is_not_replaceable(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Same owner other scope is not replaceable."""
     await intake([IntakeInput(BINS, "s/1", owner=USER_A, actor=USER_A)], store, journal, model)
     result = await intake(
         [IntakeInput(FIX, "s/2", owner=USER_A, scope=USER_A, actor=USER_A)], store, journal, model
     )
-    assert result.admitted and result.superseded == ()
+    assert result.admitted
+    assert result.superseded == ()
     assert store.get([result.ids[0][1]])[0].kind == 3
 
 
 async def test_explicit_memories_are_protected(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Explicit memories are protected."""
     kept = await remember(
         [IntakeInput(BINS, "r/1")], store=store, journal=journal, embed=fake_embed
     )
     result = await intake([IntakeInput(FIX, "r/2")], store, journal, model)
-    assert result.admitted and result.superseded == ()
+    assert result.admitted
+    assert result.superseded == ()
     assert store.get(list(kept.ids[0]))[0].status == "current"
 
 
 async def test_target_gone_during_the_calls_is_stale(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Target gone during the calls is stale."""
     first = await intake([IntakeInput(BINS, "g/1")], store, journal, model)
     snapshots: list[Any] = []
 
@@ -115,18 +129,21 @@ async def test_target_gone_during_the_calls_is_stale(
 
     model.override = concurrent_forget
     result = await intake([IntakeInput(FIX, "g/2")], store, journal, model)
-    assert result.refusal is not None and result.refusal.reason is Reason.STALE_TARGET
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.STALE_TARGET
     assert (store.snapshot(), journal_bytes(journal)) == snapshots[0]
 
 
 async def test_two_corrections_of_one_target_in_a_batch_refuse(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Two corrections of one target in a batch refuse."""
     await intake([IntakeInput(BINS, "d/1")], store, journal, model)
     before = (store.snapshot(), journal_bytes(journal))
     batch = [IntakeInput(FIX, "d/2"), IntakeInput("Actually the bins go out on Monday.", "d/3")]
     result = await intake(batch, store, journal, model)
-    assert result.refusal is not None and result.refusal.reason is Reason.DUPLICATE_TARGET
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.DUPLICATE_TARGET
     assert result.refusal.input_index == 1
     assert (store.snapshot(), journal_bytes(journal)) == before
 
@@ -134,19 +151,24 @@ async def test_two_corrections_of_one_target_in_a_batch_refuse(
 async def test_a_required_reference_that_would_go_stale_refuses(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """A required reference that would go stale refuses."""
     first = await intake([IntakeInput(BINS, "q/1")], store, journal, model)
     target = first.ids[0][1]
     result = await intake([IntakeInput(FIX, "q/2", required=(target,))], store, journal, model)
-    assert result.refusal is not None and result.refusal.reason is Reason.STALE_REFERENCE
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.STALE_REFERENCE
     missing = await intake([IntakeInput(FIX, "q/3", required=(999,))], store, journal, model)
-    assert missing.refusal is not None and missing.refusal.reason is Reason.UNKNOWN_ID
+    assert missing.refusal is not None
+    assert missing.refusal.reason is Reason.UNKNOWN_ID
 
 
 async def test_forgetting_a_superseded_dependency_keeps_replay_valid(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Forgetting a superseded dependency keeps replay valid."""
     first = await intake([IntakeInput(BINS, "f/1")], store, journal, model)
     await intake([IntakeInput(FIX, "f/2")], store, journal, model)
     done = await forget([first.ids[0][0]], viewer=None, store=store, journal=journal)
-    assert done.admitted and store.get(list(first.ids[0])) == []
+    assert done.admitted
+    assert store.get(list(first.ids[0])) == []
     assert replay(journal.path)["ok"]

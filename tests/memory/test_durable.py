@@ -28,17 +28,21 @@ TURN = IntakeInput(
 
 
 async def accepted(store: MemoryStore, journal: Journal, batch: list[IntakeInput]) -> None:
+    """Accept `batch` in automatic mode; asserts it was admitted and journaled."""
     result = await accept(batch, mode=Mode.AUTOMATIC, store=store, journal=journal)
-    assert result.admitted and result.sequence == journal.count
+    assert result.admitted
+    assert result.sequence == journal.count
 
 
 # -- accepted sources -------------------------------------------------------------------------
 async def test_an_accepted_source_is_pending_until_its_interpretation(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """An accepted source is pending until its interpretation."""
     await accepted(store, journal, [TURN, *many(2, "t")])
     assert len(journal.pending) == 3
-    assert store.applied == 0 and store.state.rows() == []  # nothing stored, nothing embedded
+    assert store.applied == 0
+    assert store.state.rows() == []  # nothing stored, nothing embedded
     [entry] = journal.entries()
     assert (entry["op"], entry["pending_from"], entry["mutation"]["upsert"]) == ("accept", 1, [])
 
@@ -47,9 +51,11 @@ async def test_an_accepted_source_is_pending_until_its_interpretation(
     assert [a.item for a in journal.pending.oldest(64)] == [TURN, *many(2, "t")]
 
     first = await intake([TURN], store, journal, FakeModel(), accepted=True)
-    assert first.admitted and len(journal.pending) == 2
+    assert first.admitted
+    assert len(journal.pending) == 2
     rest = await intake(many(2, "t"), store, journal, FakeModel(), accepted=True)
-    assert rest.admitted and len(journal.pending) == 0
+    assert rest.admitted
+    assert len(journal.pending) == 0
     entries = list(journal.entries())
     assert [e.get("pending_from", 0) for e in entries] == [1, 1, 0]
     assert all(e["request"]["accepted"] for e in entries[1:])
@@ -59,6 +65,7 @@ async def test_an_accepted_source_is_pending_until_its_interpretation(
 async def test_a_source_already_pending_or_stored_is_not_accepted_again(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """A source already pending or stored is not accepted again."""
     await accepted(store, journal, [TURN])
     again = await accept([TURN], mode=Mode.SOURCE, store=store, journal=journal)
     assert again.refusal is not None
@@ -70,12 +77,14 @@ async def test_a_source_already_pending_or_stored_is_not_accepted_again(
     assert journal.count == 2
     # Mode 0 keeps nothing of a turn: it writes nothing either.
     kept = await accept(many(1, "zero"), mode=Mode.EXPLICIT, store=store, journal=journal)
-    assert kept.admitted and journal.count == 2
+    assert kept.admitted
+    assert journal.count == 2
 
 
 async def test_a_final_refusal_resolves_the_source_and_replays(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """A final refusal resolves the source and replays."""
     await accepted(store, journal, [TURN, *many(1, "t")])
     with pytest.raises(ValueError, match="retried"):
         await refuse([TURN], Refusal(Reason.EMBEDDING_FAILED), store=store, journal=journal)
@@ -95,6 +104,7 @@ async def test_a_final_refusal_resolves_the_source_and_replays(
 async def test_the_pending_sources_are_found_behind_a_long_tail(
     store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The pending sources are found behind a long tail."""
     monkeypatch.setattr(journal_module, "VERIFY_ALL_BYTES", 0)
     monkeypatch.setattr(journal_module, "VERIFY_TAIL", 4)
     await accepted(store, journal, [TURN])
@@ -115,6 +125,7 @@ async def test_the_pending_sources_are_found_behind_a_long_tail(
 async def test_a_source_accepted_before_the_oldest_pending_one_may_be_resolved_after_it(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """A source accepted before the oldest pending one may be resolved after it."""
     await accepted(store, journal, [TURN])
     await accepted(store, journal, many(1, "later"))
     await intake([TURN], store, journal, FakeModel(), accepted=True)
@@ -128,6 +139,7 @@ async def test_a_source_accepted_before_the_oldest_pending_one_may_be_resolved_a
 async def test_replay_checks_what_is_pending(
     store: MemoryStore, journal: Journal, forgery: str
 ) -> None:
+    """Replay checks what is pending."""
     await accepted(store, journal, [TURN])
     await intake([TURN], store, journal, FakeModel(), accepted=True)
     entries = lines(journal)
@@ -158,6 +170,7 @@ async def history(store: MemoryStore, journal: Journal) -> None:
 
 
 def flip_last_hash_digit(line: bytes) -> bytes:
+    """The journal line with the last digit of its own hash changed."""
     own = json.loads(line)["hash"]
     return line.replace(own.encode(), (own[:-1] + ("0" if own[-1] != "0" else "1")).encode())
 
@@ -175,6 +188,7 @@ def flip_last_hash_digit(line: bytes) -> bytes:
 async def test_a_damaged_tail_is_found_at_open_and_never_extended(
     store: MemoryStore, journal: Journal, edit: Any, damage: Damage
 ) -> None:
+    """A damaged tail is found at open and never extended."""
     await history(store, journal)
     write(journal, edit(lines(journal)))
     damaged = journal_bytes(journal)
@@ -188,6 +202,7 @@ async def test_a_damaged_tail_is_found_at_open_and_never_extended(
 async def test_only_the_tail_of_a_large_journal_is_checked_at_open(
     store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Only the tail of a large journal is checked at open."""
     await history(store, journal)
     for n in range(4):
         await intake(many(1, f"more{n}"), store, journal, FakeModel())
@@ -204,9 +219,11 @@ async def test_only_the_tail_of_a_large_journal_is_checked_at_open(
 async def test_reconcile_reads_from_the_store_s_entry_and_passes_over_accepts(
     tmp_path: Path, store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Reconcile reads from the store s entry and passes over accepts."""
     await history(store, journal)
     await accepted(store, journal, many(1, "waiting"))
-    assert store.applied == 3 and journal.count == 4
+    assert store.applied == 3
+    assert journal.count == 4
     seen: list[int] = []
     original = journal_tail.entries_from
 
@@ -220,7 +237,8 @@ async def test_reconcile_reads_from_the_store_s_entry_and_passes_over_accepts(
     monkeypatch.setattr("custom_components.alto.memory.replay.entries_from", entries_from)
     monkeypatch.setattr("custom_components.alto.memory.replay.read_lines", whole_file)
     assert reconcile(journal, store) == 0  # the accept changes no row
-    assert seen == [3] and store.applied == 3
+    assert seen == [3]
+    assert store.applied == 3
     other = MemoryStore.open_persistent(tmp_path / "other")
     try:
         assert reconcile(journal, other) == 2  # remember and intake, not the accepts
@@ -236,6 +254,7 @@ async def test_reconcile_reads_from_the_store_s_entry_and_passes_over_accepts(
 async def test_the_same_text_is_one_memory_with_the_later_source(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """The same text is one memory with the later source."""
     first = await remember(
         [IntakeInput("Bins go out on Tuesday.", "svc/1")],
         store=store,
@@ -272,12 +291,15 @@ async def test_the_same_text_is_one_memory_with_the_later_source(
 async def test_a_retried_source_writes_nothing_and_another_text_under_it_is_refused(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """A retried source writes nothing and another text under it is refused."""
     item = IntakeInput("The plumber comes on Friday.", "service/key/abc")
     kept = await remember([item], store=store, journal=journal, embed=fake_embed)
     before = journal_bytes(journal)
     for batch in ([item], [item, item]):
         again = await remember(batch, store=store, journal=journal, embed=fake_embed)
-        assert again.admitted and set(again.ids) == set(kept.ids) and again.sequence == 0
+        assert again.admitted
+        assert set(again.ids) == set(kept.ids)
+        assert again.sequence == 0
     assert journal_bytes(journal) == before
     other = IntakeInput("The plumber comes on Monday.", "service/key/abc")
     refused = await remember(
@@ -288,9 +310,12 @@ async def test_a_retried_source_writes_nothing_and_another_text_under_it_is_refu
 
 
 async def test_a_batch_of_remembers_is_one_entry(store: MemoryStore, journal: Journal) -> None:
+    """A batch of remembers is one entry."""
     batch = [IntakeInput(f"Fact number {n} is true.", f"svc/{n}") for n in range(64)]
     result = await remember(batch, store=store, journal=journal, embed=fake_embed)
-    assert result.admitted and journal.count == 1 and len(set(result.ids)) == 64
+    assert result.admitted
+    assert journal.count == 1
+    assert len(set(result.ids)) == 64
     too_many = await remember(
         [*batch, IntakeInput("x", "svc/64")], store=store, journal=journal, embed=fake_embed
     )

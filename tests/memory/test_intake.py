@@ -53,6 +53,7 @@ async def intake(
     model: FakeModel,
     **overrides: Any,
 ) -> IntakeResult:
+    """Take in `batch` in mode 2 with the fake model and embedding, unless overridden."""
     options: dict[str, Any] = {
         "mode": 2,
         "store": store,
@@ -68,11 +69,15 @@ async def intake(
 async def test_single_input_admits_source_assertions_and_mentions(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """Single input admits source assertions and mentions."""
     model = FakeModel(mentions=("Anna",))
     text = "My sister Anna is allergic to peanuts.  Turn on the lights.\nThe caf\u00e9 opens at 8."
     result = await intake([IntakeInput(text, "conv/1", actor=USER_A)], store, journal, model)
-    assert result.admitted and result.mode is Mode.AUTOMATIC and result.status == 0
-    assert result.sequence == 1 and journal.count == 1
+    assert result.admitted
+    assert result.mode is Mode.AUTOMATIC
+    assert result.status == 0
+    assert result.sequence == 1
+    assert journal.count == 1
     rows = store.get(list(result.ids[0]))
     assert [row.kind for row in rows] == ["source", 3, 3, 1]
     data = text.encode()
@@ -80,8 +85,10 @@ async def test_single_input_admits_source_assertions_and_mentions(
         assert data[row.offset : row.offset + row.length] == row.document.encode()
         assert (row.actor, row.owner, row.scope) == (USER_A, "household", "household")
     assert rows[2].document == "The caf\u00e9 opens at 8."
-    assert rows[1].model_digest == MODEL_DIGEST and rows[1].processor_digest == processor_digest()
-    assert rows[0].model_digest == "" and rows[3].document == "Anna"
+    assert rows[1].model_digest == MODEL_DIGEST
+    assert rows[1].processor_digest == processor_digest()
+    assert rows[0].model_digest == ""
+    assert rows[3].document == "Anna"
     assert len(model.calls) == 2
     assert replay(journal.path)["ok"]
 
@@ -90,8 +97,10 @@ async def test_single_input_admits_source_assertions_and_mentions(
 async def test_batches_of_one_and_sixty_four(
     count: int, store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Batches of one and sixty four."""
     result = await intake(many(count), store, journal, model)
-    assert result.admitted and len(result.ids) == count
+    assert result.admitted
+    assert len(result.ids) == count
     assert journal.count == 1
     assert len(model.calls) == 2 * count  # every input has a statement
     assert store.count() == sum(len(ids) for ids in result.ids)
@@ -107,8 +116,11 @@ async def test_batches_of_one_and_sixty_four(
 async def test_mode_one_keeps_sources_without_interpretation(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Mode one keeps sources without interpretation."""
     result = await intake(many(3), store, journal, model, mode=1)
-    assert result.admitted and result.mode is Mode.SOURCE and result.status == 0
+    assert result.admitted
+    assert result.mode is Mode.SOURCE
+    assert result.status == 0
     assert model.calls == []
     assert [row.kind for row in store.rows(None)] == ["source"] * 3
     assert replay(journal.path)["ok"]
@@ -117,17 +129,25 @@ async def test_mode_one_keeps_sources_without_interpretation(
 async def test_mode_zero_retains_nothing(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Mode zero retains nothing."""
     result = await intake(many(2), store, journal, model, mode=0)
-    assert result.admitted and result.mode is Mode.EXPLICIT and result.ids == ()
-    assert store.count() == 0 and journal_bytes(journal) is None and model.calls == []
+    assert result.admitted
+    assert result.mode is Mode.EXPLICIT
+    assert result.ids == ()
+    assert store.count() == 0
+    assert journal_bytes(journal) is None
+    assert model.calls == []
 
 
 async def test_conversation_input_falls_back_to_mode_one(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Conversation input falls back to mode one."""
     other = QualificationTable(frozenset({("0" * 64, processor_digest())}))
     result = await intake(many(2), store, journal, model, table=other)
-    assert result.admitted and result.mode is Mode.SOURCE and result.status == 12
+    assert result.admitted
+    assert result.mode is Mode.SOURCE
+    assert result.status == 12
     assert model.calls == []
     entry = next(journal.entries())
     assert (entry["mode"], entry["status"], entry["request"]["mode"]) == (1, 12, 2)
@@ -137,6 +157,7 @@ async def test_conversation_input_falls_back_to_mode_one(
 async def test_whitespace_source_still_calls_once_and_skips_call_two(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Whitespace source still calls once and skips call two."""
     result = await intake([IntakeInput(" \n\t ", "ws")], store, journal, model)
     assert result.admitted
     assert len(model.calls) == 1
@@ -150,10 +171,12 @@ async def test_whitespace_source_still_calls_once_and_skips_call_two(
 async def test_requests_only_skip_call_two(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Requests only skip call two."""
     result = await intake(
         [IntakeInput("Turn on the lights. Is it late?", "r")], store, journal, model
     )
-    assert result.admitted and len(model.calls) == 1
+    assert result.admitted
+    assert len(model.calls) == 1
     assert [row.kind for row in store.rows(None)] == ["source"]
 
 
@@ -176,6 +199,7 @@ def bad_second(raw: str) -> Callable[[list[dict[str, str]], str], str | None]:
 
 
 def raising(messages: list[dict[str, str]], _: str) -> str | None:
+    """A model override that fails on a span containing BAD."""
     if "BAD" in messages[1]["content"]:
         raise ConnectionError("model went away")
     return None
@@ -186,6 +210,7 @@ BAD_TEXT = f"{B1} {B2}"
 
 
 def pairs(*items: list[Any]) -> str:
+    """The items as a raw JSON response."""
     return json.dumps(list(items))
 
 
@@ -210,12 +235,14 @@ REFUSALS: list[tuple[str, Any, dict[str, Any], Reason]] = [
 
 
 async def embed_raise(texts: list[str]) -> list[list[float]]:
+    """The fake embedding, failing on a text containing BAD."""
     if any("BAD" in text for text in texts):
         raise TimeoutError
     return await fake_embed(texts)
 
 
 async def embed_short(texts: list[str]) -> list[list[float]]:
+    """The fake embedding, too short for a text containing BAD."""
     vectors = await fake_embed(texts)
     return [v[:8] if "BAD" in t else v for v, t in zip(vectors, texts, strict=True)]
 
@@ -231,6 +258,7 @@ async def test_refusals_leave_store_and_journal_byte_identical(
     model: FakeModel,
     tmp_path: Path,
 ) -> None:
+    """Refusals leave store and journal byte identical."""
     _, override, options, reason = case
     await intake(many(3, "before"), store, journal, model)  # a non-empty store and journal
     before = (store.snapshot(), journal_bytes(journal), store.applied, journal.count)
@@ -241,9 +269,11 @@ async def test_refusals_leave_store_and_journal_byte_identical(
     batch = [*many(count - 1), IntakeInput(BAD_TEXT, "bad/1")]
     result = await intake(batch, store, journal, model, embed=embed, **options)
     assert not result.admitted
-    assert result.refusal is not None and result.refusal.reason is reason
+    assert result.refusal is not None
+    assert result.refusal.reason is reason
     if reason is Reason.UNQUALIFIED:
-        assert result.status == 12 and len(model.calls) == calls_before
+        assert result.status == 12
+        assert len(model.calls) == calls_before
     elif reason is not Reason.EMBEDDING_FAILED:  # one embed call serves the whole batch
         assert result.refusal.input_index == count - 1
     assert (store.snapshot(), journal_bytes(journal), store.applied, journal.count) == before
@@ -269,58 +299,74 @@ async def test_refusals_leave_store_and_journal_byte_identical(
 async def test_admission_refusals_make_no_call(
     item: IntakeInput, reason: Reason, store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Admission refusals make no call."""
     await intake(many(1, "before"), store, journal, model)
     before = (store.snapshot(), journal_bytes(journal))
     calls = len(model.calls)
     result = await intake([*many(5), item], store, journal, model)
-    assert result.refusal is not None and result.refusal.reason is reason
+    assert result.refusal is not None
+    assert result.refusal.reason is reason
     assert result.refusal.input_index == 5
     assert len(model.calls) == calls
     assert (store.snapshot(), journal_bytes(journal)) == before
 
 
 async def test_unknown_mode_refuses(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
+    """An unknown mode is refused before any model call or journal write."""
     result = await intake(many(1), store, journal, model, mode=3)
-    assert result.refusal is not None and result.refusal.reason is Reason.MODE_DISABLED
-    assert model.calls == [] and journal_bytes(journal) is None
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.MODE_DISABLED
+    assert model.calls == []
+    assert journal_bytes(journal) is None
 
 
 async def test_duplicate_source_within_a_batch_refuses(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Duplicate source within a batch refuses."""
     result = await intake(
         [IntakeInput("A.", "same"), IntakeInput("B.", "same")], store, journal, model
     )
-    assert result.refusal is not None and result.refusal.reason is Reason.DUPLICATE_SOURCE
-    assert store.count() == 0 and journal_bytes(journal) is None
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.DUPLICATE_SOURCE
+    assert store.count() == 0
+    assert journal_bytes(journal) is None
 
 
 async def test_batch_of_sixty_five_refuses(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Batch of sixty five refuses."""
     result = await intake(many(65), store, journal, model)
-    assert result.refusal is not None and result.refusal.reason is Reason.BATCH_SIZE
-    assert model.calls == [] and journal_bytes(journal) is None
+    assert result.refusal is not None
+    assert result.refusal.reason is Reason.BATCH_SIZE
+    assert model.calls == []
+    assert journal_bytes(journal) is None
 
 
 async def test_remember_and_forget(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
+    """Forgetting takes only what the viewer may see, and a source with all its rows."""
     mine = await remember(
         [IntakeInput("My locker code is 4711.", "svc/1", owner=USER_A, scope=USER_A, actor=USER_A)],
         store=store,
         journal=journal,
         embed=fake_embed,
     )
-    assert mine.admitted and store.get(list(mine.ids[0]))[0].kind == "explicit"
+    assert mine.admitted
+    assert store.get(list(mine.ids[0]))[0].kind == "explicit"
     shared = await intake(many(1), store, journal, model)
     source_id = shared.ids[0][0]
     before = (store.snapshot(), journal_bytes(journal))
     refused = await forget([mine.ids[0][0]], viewer=USER_B, store=store, journal=journal)
-    assert refused.refusal is not None and refused.refusal.reason is Reason.NOT_VISIBLE
+    assert refused.refusal is not None
+    assert refused.refusal.reason is Reason.NOT_VISIBLE
     unknown = await forget([123], viewer=USER_A, store=store, journal=journal)
-    assert unknown.refusal is not None and unknown.refusal.reason is Reason.UNKNOWN_ID
+    assert unknown.refusal is not None
+    assert unknown.refusal.reason is Reason.UNKNOWN_ID
     assert (store.snapshot(), journal_bytes(journal)) == before
     gone = await forget([source_id], viewer=None, store=store, journal=journal)
-    assert gone.admitted and set(gone.ids[0]) == set(shared.ids[0])  # the source and its rows
+    assert gone.admitted
+    assert set(gone.ids[0]) == set(shared.ids[0])  # the source and its rows
     assert store.get(list(shared.ids[0])) == []
     assert store.count(USER_A) == 1
     assert replay(journal.path)["ok"]
@@ -329,6 +375,7 @@ async def test_remember_and_forget(store: MemoryStore, journal: Journal, model: 
 async def test_journal_records_raw_outputs_digests_tables_and_selection(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Journal records raw outputs digests tables and selection."""
     await intake([IntakeInput("The bins go out on Tuesday.", "a")], store, journal, model)
     await intake(
         [IntakeInput("Actually the bins go out on Wednesday.", "b")], store, journal, model

@@ -52,6 +52,7 @@ WORDS = ["tea", "caf\u00e9", 'say "hi"', "tab\there", "line\nbreak", "back\\slas
 
 
 def random_spans(rng: random.Random, count: int) -> list[str]:
+    """`count` spans of one to four random words."""
     return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))) for _ in range(count)]
 
 
@@ -69,6 +70,7 @@ def test_reservations_equal_the_longest_compact_response() -> None:
 
 
 def test_statement_prompt_format() -> None:
+    """The statement prompt quotes every span as JSON under the actor line."""
     messages = statement_messages(STATEMENT_INSTRUCTION, USER_A, ['a "b"', "c\td"])
     assert messages[0] == {"role": "system", "content": STATEMENT_INSTRUCTION}
     assert messages[1]["content"] == (
@@ -78,6 +80,7 @@ def test_statement_prompt_format() -> None:
 
 
 def test_classification_prompt_format() -> None:
+    """The classification prompt lists the correction table, then the statements."""
     entry = TableEntry(1, 65536, "conv/1", 2, "unknown", "Bins on Tuesday.")
     messages = classification_messages(CLASSIFICATION_INSTRUCTION, "unknown", ["X y."], [entry])
     assert messages[1]["content"] == (
@@ -100,6 +103,7 @@ def test_call_one_capacity(repeats: int, expected: Reason | None) -> None:
 
 
 def test_table_capacity_subtracts_fixed_bytes() -> None:
+    """Table capacity subtracts fixed bytes."""
     statements = ["x" * 100] * 10
     fixed = prompt_bytes(
         classification_messages(CLASSIFICATION_INSTRUCTION, "unknown", statements, [])
@@ -111,6 +115,7 @@ def test_table_capacity_subtracts_fixed_bytes() -> None:
 
 
 def test_statement_schema_is_an_exact_tuple() -> None:
+    """Statement schema is an exact tuple."""
     schema = statement_schema(["a.", "b?"])
     assert "items" not in json.dumps(schema).replace("prefixItems", "")
     assert schema == {
@@ -127,6 +132,7 @@ def test_statement_schema_is_an_exact_tuple() -> None:
 
 
 def test_classification_schema_shapes() -> None:
+    """The classification schema allows each mention count and only listed statements."""
     schema = classification_schema(["a.", "b."], 3)
     assert len(schema["anyOf"]) == SCHEMA_MENTIONS + 1
     for count, shape in enumerate(schema["anyOf"]):
@@ -166,6 +172,7 @@ def _selection(state: MemoryState) -> tuple[Reference, ...]:
 
 
 def test_table_is_source_diverse_and_capped_at_16() -> None:
+    """Table is source diverse and capped at 16."""
     state = _state_with_assertions(40, 4, "Fact")
     table = build_table(
         _selection(state), state, owner="household", scope="household", capacity=4096
@@ -178,6 +185,7 @@ def test_table_is_source_diverse_and_capped_at_16() -> None:
 
 
 def test_table_respects_byte_capacity_and_never_cuts_entries() -> None:
+    """Table respects byte capacity and never cuts entries."""
     state = _state_with_assertions(16, 16, "x" * 300)
     table = build_table(
         _selection(state), state, owner="household", scope="household", capacity=1000
@@ -189,6 +197,7 @@ def test_table_respects_byte_capacity_and_never_cuts_entries() -> None:
 
 
 def test_batch_size_bounds() -> None:
+    """A batch holds 1 to 64 inputs."""
     state = MemoryState()
     items = [IntakeInput(f"Fact {n}.", f"s{n}") for n in range(65)]
     assert check_batch([], state) == Refusal(Reason.BATCH_SIZE, detail="0 inputs")

@@ -25,21 +25,26 @@ def grow(
 
 
 def assert_holds(snapshot: Snapshot, codes: np.ndarray, ids: np.ndarray, tags: np.ndarray) -> None:
+    """Assert the snapshot holds exactly these codes, ids and tags, block by block."""
     assert len(snapshot) == len(codes)
     assert np.array_equal(snapshot.take(np.arange(len(codes))), codes)
-    assert np.array_equal(snapshot.ids, ids) and np.array_equal(snapshot.tags, tags)
+    assert np.array_equal(snapshot.ids, ids)
+    assert np.array_equal(snapshot.tags, tags)
     first = 0
     for block, exact in zip(snapshot.blocks, snapshot.exact_blocks(), strict=True):
         rows = codes[first : first + block.width]
-        assert block.first == first and block.codes.flags.c_contiguous
+        assert block.first == first
+        assert block.codes.flags.c_contiguous
         assert np.array_equal(block.codes[:, : block.width], rows.T)
         assert np.array_equal(block.sums[: block.width], rows.sum(axis=1))
-        assert np.array_equal(exact, rows.T) and exact.flags.c_contiguous
+        assert np.array_equal(exact, rows.T)
+        assert exact.flags.c_contiguous
         first += block.width
     assert first == len(codes)
 
 
 def test_blocks_grow_and_every_snapshot_keeps_its_rows() -> None:
+    """Blocks grow and every snapshot keeps its rows."""
     rng = np.random.default_rng(1)
     matrix = CodeMatrix(6, block_rows=5)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -50,7 +55,8 @@ def test_blocks_grow_and_every_snapshot_keeps_its_rows() -> None:
         snapshot = matrix.snapshot()
         assert_holds(snapshot, codes, ids, tags)
         widths = [block.width for block in snapshot.blocks]
-        assert all(w == 5 for w in widths[:-1]) and (not widths or 0 < widths[-1] <= 5)
+        assert all(w == 5 for w in widths[:-1])
+        assert not widths or 0 < widths[-1] <= 5
         seen.append((snapshot, len(codes)))
     for snapshot, n in seen:  # later appends changed none of the earlier snapshots
         assert_holds(snapshot, codes[:n], ids[:n], tags[:n])
@@ -58,8 +64,11 @@ def test_blocks_grow_and_every_snapshot_keeps_its_rows() -> None:
 
 
 def test_appends_write_in_place_past_every_snapshot() -> None:
-    """One row at a time, a matrix reallocates its last block a logarithmic number of times,
-    and never moves a full block."""
+    """Appends write in place past every snapshot.
+
+    One row at a time, a matrix reallocates its last block a logarithmic number of times, and
+    never moves a full block.
+    """
     rng = np.random.default_rng(2)
     matrix = CodeMatrix(4, block_rows=256)
     grow(matrix, rng, [300])
@@ -74,6 +83,7 @@ def test_appends_write_in_place_past_every_snapshot() -> None:
 
 
 def test_retag_leaves_earlier_snapshots_alone() -> None:
+    """Retag leaves earlier snapshots alone."""
     matrix = CodeMatrix(3)
     matrix.append(np.ones((4, 3), np.int8), np.arange(4), np.array([1, 1, 3, 3]))
     old = matrix.snapshot()
@@ -83,16 +93,18 @@ def test_retag_leaves_earlier_snapshots_alone() -> None:
 
 
 def test_snapshots_are_read_only() -> None:
+    """Snapshots are read only."""
     matrix = CodeMatrix(3)
     matrix.append(np.ones((2, 3), np.int8), np.arange(2), np.zeros(2))
     snapshot = matrix.snapshot()
     block = snapshot.blocks[0]
     for array in (block.codes, block.sums, snapshot.ids, snapshot.tags):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="read-only"):
             array[0] = 5
 
 
 def test_refusals_change_nothing() -> None:
+    """Refusals change nothing."""
     matrix = CodeMatrix(4)
     matrix.append(np.ones((2, 4), np.int8), np.array([1, 2]), np.zeros(2))
     refused = [
@@ -106,13 +118,15 @@ def test_refusals_change_nothing() -> None:
         with pytest.raises((ValueError, TypeError)):
             matrix.append(codes, np.array(ids), np.array(tags))
     snapshot = matrix.snapshot()
-    assert len(matrix) == 2 and snapshot.ids.tolist() == [1, 2]
+    assert len(matrix) == 2
+    assert snapshot.ids.tolist() == [1, 2]
     assert np.array_equal(snapshot.take(np.arange(2)), np.ones((2, 4), np.int8))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="dim and block_rows must be positive"):
         CodeMatrix(0)
 
 
 def test_from_blocks_adopts_a_snapshot_layout() -> None:
+    """From blocks adopts a snapshot layout."""
     rng = np.random.default_rng(3)
     source = CodeMatrix(5, block_rows=4)
     codes, ids, tags = grow(source, rng, [10])
@@ -132,24 +146,29 @@ def test_from_blocks_adopts_a_snapshot_layout() -> None:
 
 
 @pytest.mark.parametrize(
-    "blocks",
+    ("blocks", "refusal"),
     [
-        [],
-        [np.ones((5, 3), np.int8), np.ones((5, 4), np.int8)],  # a short block before the last
-        [np.ones((5, 4), np.int8), np.ones((5, 0), np.int8)],  # an empty last block
-        [np.ones((5, 4), np.int8), np.ones((6, 2), np.int8)],  # two dimensions
-        [np.full((5, 4), -128, np.int8)],  # outside [-127, 127]
-        [np.ones((5, 4), np.int16)],  # not int8
+        ([], "needs at least one block"),
+        # a short block before the last
+        ([np.ones((5, 3), np.int8), np.ones((5, 4), np.int8)], "every block but the last"),
+        # an empty last block
+        ([np.ones((5, 4), np.int8), np.ones((5, 0), np.int8)], "every block but the last"),
+        # two dimensions
+        ([np.ones((5, 4), np.int8), np.ones((6, 2), np.int8)], "arrays of one dimension"),
+        ([np.full((5, 4), -128, np.int8)], r"codes must lie in \[-127, 127\]"),
+        ([np.ones((5, 4), np.int16)], "blocks must be int8"),
     ],
 )
-def test_from_blocks_refuses_what_no_matrix_holds(blocks: list[np.ndarray]) -> None:
+def test_from_blocks_refuses_what_no_matrix_holds(blocks: list[np.ndarray], refusal: str) -> None:
+    """From blocks refuses what no matrix holds."""
     n = sum(block.shape[1] for block in blocks)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=refusal):
         CodeMatrix.from_blocks(blocks, np.arange(n), np.zeros(n), block_rows=4)
 
 
 def test_from_blocks_needs_one_id_and_tag_per_row() -> None:
-    with pytest.raises(ValueError):
+    """From blocks needs one id and tag per row."""
+    with pytest.raises(ValueError, match="one id and one tag per row"):
         CodeMatrix.from_blocks([np.ones((5, 4), np.int8)], np.arange(3), np.zeros(3), 4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one id and one tag per row"):
         CodeMatrix.from_blocks([np.ones((5, 4), np.int8)], np.arange(4), np.zeros(3), 4)

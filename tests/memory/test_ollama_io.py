@@ -19,11 +19,13 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
 
 
 async def test_adapters_speak_the_ollama_api(fake_ollama: FakeOllama) -> None:
+    """Adapters speak the ollama api."""
     client = ollama.AsyncClient(host=fake_ollama.url)
     assert await model_digest(client, "llama3.2") == digest_of(CHAT_MODEL)
     assert await model_digest(client, "missing-model") is None
     vectors = await embed_for(client, EMBED_MODEL)(["one", "two"])
-    assert len(vectors) == 2 and len(vectors[0]) == fake_ollama.embed_dim
+    assert len(vectors) == 2
+    assert len(vectors[0]) == fake_ollama.embed_dim
     fake_ollama.reply('[["Hi.","statement"]]')
     schema = {"type": "array", "prefixItems": []}
     raw = await call_model_for(client, CHAT_MODEL, num_ctx=8192)(
@@ -31,14 +33,18 @@ async def test_adapters_speak_the_ollama_api(fake_ollama: FakeOllama) -> None:
     )
     assert raw == '[["Hi.","statement"]]'
     body = fake_ollama.chat_requests[-1]
-    assert body["format"] == schema and body["stream"] is False and not body.get("tools")
-    assert body["options"]["temperature"] == 0 and body["options"]["num_predict"] == 4096
+    assert body["format"] == schema
+    assert body["stream"] is False
+    assert not body.get("tools")
+    assert body["options"]["temperature"] == 0
+    assert body["options"]["num_predict"] == 4096
     assert body["options"]["num_ctx"] == 8192  # the turn's window: no reload between calls
 
 
 async def test_intake_through_the_wire(
     fake_ollama: FakeOllama, store: MemoryStore, journal: Journal
 ) -> None:
+    """Intake through the wire."""
     client = ollama.AsyncClient(host=fake_ollama.url)
     digest = await model_digest(client, CHAT_MODEL)
     table = QualificationTable(frozenset({(digest, processor_digest())}))
@@ -59,6 +65,7 @@ async def test_intake_through_the_wire(
         model_digest=digest,
         table=table,
     )
-    assert result.admitted and result.mode is Mode.AUTOMATIC
+    assert result.admitted
+    assert result.mode is Mode.AUTOMATIC
     assert [row.kind for row in store.get(list(result.ids[0]))] == ["source", 3, 2]
     assert replay(journal.path)["ok"]

@@ -21,10 +21,12 @@ SPANS = ["Anna likes tea.", "Turn on the lights.", "Anna likes tea."]
 
 
 def reason(result: object) -> Reason | None:
+    """The refusal's reason, None for a parse."""
     return result.reason if isinstance(result, Refusal) else None
 
 
 def test_valid_statement_response() -> None:
+    """Valid statement response."""
     raw = json.dumps(
         [[s, label] for s, label in zip(SPANS, ["statement", "request", "statement"], strict=True)]
     )
@@ -33,11 +35,13 @@ def test_valid_statement_response() -> None:
 
 
 def test_zero_spans_need_exactly_empty_array() -> None:
+    """Zero spans need exactly empty array."""
     assert parse_statements("[]", []) == Statements(())
     assert reason(parse_statements('[["x","statement"]]', [])) is Reason.ITEM_COUNT
 
 
 def test_escaped_quote_is_decoded_but_label_must_be_literal() -> None:
+    """Escaped quote is decoded but label must be literal."""
     spans = ['She said "hi"\tthen left.']
     quote = '"She said \\"hi\\"\\tthen \\u006ceft."'
     assert parse_statements(f'[[{quote},"statement"]]', spans) == Statements((3,))
@@ -45,6 +49,7 @@ def test_escaped_quote_is_decoded_but_label_must_be_literal() -> None:
 
 
 def test_surrogate_pair_escape_is_one_scalar() -> None:
+    """Surrogate pair escape is one scalar."""
     spans = ["Smile \U0001f600."]
     assert parse_statements('[["Smile \\ud83d\\ude00.","statement"]]', spans) == Statements((3,))
     lone = '[["Smile \\ud83d.","statement"]]'
@@ -85,10 +90,12 @@ def test_surrogate_pair_escape_is_one_scalar() -> None:
     ],
 )
 def test_statement_refusals(raw: str, expected: Reason | None) -> None:
+    """Each malformed statement response is refused with its reason."""
     assert reason(parse_statements(raw, ["a."])) is expected
 
 
 def test_order_of_repeated_spans_is_positional() -> None:
+    """Order of repeated spans is positional."""
     spans = ["Yes.", "No.", "Yes."]
     good = '[["Yes.","statement"],["No.","request"],["Yes.","request"]]'
     assert parse_statements(good, spans) == Statements((3, 0, 0))
@@ -97,6 +104,7 @@ def test_order_of_repeated_spans_is_positional() -> None:
 
 
 def test_size_and_item_limits() -> None:
+    """Oversized responses and too many items are refused."""
     spans = ["a."] * 513
     raw = json.dumps([["a.", "request"]] * 513, separators=(",", ":"))
     assert reason(parse_statements(raw, spans)) is Reason.RESPONSE_TOO_LARGE
@@ -106,6 +114,7 @@ def test_size_and_item_limits() -> None:
 
 
 def test_non_text_and_lone_surrogate_responses() -> None:
+    """Non text and lone surrogate responses."""
     assert reason(parse_statements(None, [])) is Reason.MALFORMED_JSON
     assert reason(parse_statements(b"[]", [])) is Reason.MALFORMED_JSON
     assert reason(parse_statements('["\ud800"]', [])) is Reason.MALFORMED_JSON
@@ -118,10 +127,12 @@ TEXTS = span_texts(SOURCE, ACCEPTED)
 
 
 def classify(items: list[object], table_size: int = 2) -> Classification | Refusal:
+    """Parse the items as a classification response."""
     return parse_classification(json.dumps(items), SOURCE, ACCEPTED, table_size)
 
 
 def test_valid_classification_with_correction_and_mentions() -> None:
+    """Valid classification with correction and mentions."""
     result = classify([[3, TEXTS[0]], [4, TEXTS[1], 2], [1, "Anna"], [2, "feeds the cat"]])
     assert result == Classification(
         ((3, 0), (4, 2)),
@@ -130,6 +141,7 @@ def test_valid_classification_with_correction_and_mentions() -> None:
 
 
 def test_same_quote_may_appear_once_per_kind() -> None:
+    """Same quote may appear once per kind."""
     result = classify([[3, TEXTS[0]], [3, TEXTS[1]], [1, "Anna"], [2, "Anna"]])
     assert isinstance(result, Classification)
     assert len(result.mentions) == 2
@@ -162,16 +174,19 @@ def test_same_quote_may_appear_once_per_kind() -> None:
     ],
 )
 def test_classification_refusals(items: list[object], expected: Reason) -> None:
+    """Each malformed classification response is refused with its reason."""
     assert reason(classify(items)) is expected
 
 
 def test_no_table_means_no_correction() -> None:
+    """No table means no correction."""
     assert reason(classify([[4, TEXTS[0], 1], [3, TEXTS[1]]], table_size=0)) is (
         Reason.INVALID_TARGET
     )
 
 
 def test_overlapping_occurrences_are_not_unique() -> None:
+    """Overlapping occurrences are not unique."""
     source = "A banana."
     spans = source_spans(source)
     raw = json.dumps([[3, source], [1, "ana"]])

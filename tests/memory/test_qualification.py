@@ -43,14 +43,17 @@ NONE = QualificationTable(frozenset())
 def test_effective_mode(
     requested: int, table: QualificationTable, direct: bool, expected: tuple[Mode | None, int]
 ) -> None:
+    """Effective mode."""
     assert effective_mode(requested, MODEL_DIGEST, table, direct=direct) == expected
 
 
 def test_only_the_exact_pair_qualifies() -> None:
+    """Only the exact pair qualifies."""
     assert PAIR.qualified(MODEL_DIGEST)
     assert PAIR.qualified(f"sha256:{MODEL_DIGEST}")
     assert not PAIR.qualified(MODEL_DIGEST[:-1] + "0")
-    assert not PAIR.qualified(None) and not PAIR.qualified("llama3.2")
+    assert not PAIR.qualified(None)
+    assert not PAIR.qualified("llama3.2")
     assert not PAIR.qualified(MODEL_DIGEST, "f" * 64)  # another processor
     assert effective_mode(2, None, PAIR, direct=True) == (None, 12)
 
@@ -58,6 +61,7 @@ def test_only_the_exact_pair_qualifies() -> None:
 def test_processor_digest_covers_contract_instructions_and_profile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Processor digest covers contract instructions and profile."""
     data = (
         profile.PROCESSOR_CONTRACT
         + profile.STATEMENT_INSTRUCTION
@@ -76,27 +80,31 @@ def test_processor_digest_covers_contract_instructions_and_profile(
 
 
 def test_shipped_table_qualifies_nothing() -> None:
+    """Shipped table qualifies nothing."""
     assert json.loads(SHIPPED_TABLE.read_text()) == []
     assert load_table(None).pairs == frozenset()
 
 
 def test_recorded_rows_are_the_only_other_source(tmp_path: Path) -> None:
+    """Recorded rows are the only other source."""
     path = tmp_path / "alto" / "qualified.json"
     assert not load_table(path).qualified(MODEL_DIGEST)
     answers = [{"index": 0, "statement_response": "[]"}]
     record_qualification(path, MODEL_DIGEST, "llama3.2:latest", answers)
     record_qualification(path, MODEL_DIGEST, "llama3.2:latest", answers)
     rows = json.loads(path.read_text())
-    assert len(rows) == 1 and rows[0]["answers"] == answers
+    assert len(rows) == 1
+    assert rows[0]["answers"] == answers
     assert rows[0]["processor_digest"] == processor_digest()
     assert load_table(path).qualified(MODEL_DIGEST)
     path.write_text(json.dumps([{"model_digest": "nope"}, 3, *rows]))
     assert load_table(path).pairs == {(MODEL_DIGEST, processor_digest())}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="model digest must be 64 hex digits"):
         record_qualification(path, "not-a-digest", "x", [])
 
 
 def test_matrix_covers_the_required_topics() -> None:
+    """Matrix covers the required topics."""
     topics = " ".join(case.topic for case in CASES)
     assert len(CASES) >= 23
     for topic in ("question", "direct", "conditional", "quoted", "statement", "correction"):
@@ -110,9 +118,11 @@ class OracleModel:
     """Answers every acceptance case exactly as expected."""
 
     def __init__(self) -> None:
+        """No call yet."""
         self.calls = 0
 
     async def __call__(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+        """The expected answer of the case the call asks about."""
         self.calls += 1
         user = messages[1]["content"]
         if FakeModel.is_first(messages):
@@ -145,12 +155,14 @@ def _spans(text: str) -> list[str]:
 
 
 async def test_acceptance_passes_an_exact_model_and_records_every_answer() -> None:
+    """Acceptance passes an exact model and records every answer."""
     oracle = OracleModel()
     result = await run_acceptance(oracle)
     assert result.passed, [c.reason for c in result.cases if not c.passed]
     assert result.processor_digest == processor_digest()
     answers = result.answers()
-    assert len(answers) == len(CASES) and all(a["statement_response"] for a in answers)
+    assert len(answers) == len(CASES)
+    assert all(a["statement_response"] for a in answers)
     statements = sum(1 for case in CASES if "statement" in case.labels)
     assert oracle.calls == len(CASES) + statements
     assert all(
@@ -161,6 +173,7 @@ async def test_acceptance_passes_an_exact_model_and_records_every_answer() -> No
 
 
 async def test_acceptance_fails_a_model_that_misses_cases() -> None:
+    """Acceptance fails a model that misses cases."""
     result = await run_acceptance(FakeModel())  # rule of thumb: misses the negated correction
     assert not result.passed
     failed = [case for case in result.cases if not case.passed]
@@ -169,6 +182,8 @@ async def test_acceptance_fails_a_model_that_misses_cases() -> None:
 
 
 async def test_acceptance_survives_a_failing_model() -> None:
+    """Acceptance survives a failing model."""
+
     async def broken(messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
         raise ConnectionError
 

@@ -44,10 +44,12 @@ def onnx_scorer(form: str) -> scoring.OnnxScorer:
 
 @pytest.fixture(params=["numpy", "offset", "split"])
 def scorer(request: pytest.FixtureRequest) -> scoring.Scorer:
+    """Each scorer: numpy, and onnxruntime in both forms."""
     return scoring.NumpyScorer() if request.param == "numpy" else onnx_scorer(request.param)
 
 
 def snapshot_of(codes: np.ndarray, ids: np.ndarray, block_rows: int = 7) -> Snapshot:
+    """A snapshot of the rows, appended in three parts across small blocks."""
     matrix = CodeMatrix(codes.shape[1], block_rows)
     for part in np.array_split(np.arange(len(codes)), 3):
         matrix.append(codes[part], ids[part], np.zeros(len(part)))
@@ -79,6 +81,7 @@ def cases(seed: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_top_k_equals_the_reference(scorer: scoring.Scorer, seed: int) -> None:
+    """Top k equals the reference."""
     for codes, queries in cases(seed):
         ids = random_ids(np.random.default_rng(seed), len(codes))
         snapshot = snapshot_of(codes, ids)
@@ -91,6 +94,7 @@ def test_top_k_equals_the_reference(scorer: scoring.Scorer, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_allowed_rows_equal_the_reference_on_those_rows(scorer: scoring.Scorer, seed: int) -> None:
+    """Allowed rows equal the reference on those rows."""
     rng = np.random.default_rng(seed)
     for codes, queries in cases(seed):
         ids = random_ids(rng, len(codes))
@@ -104,6 +108,7 @@ def test_allowed_rows_equal_the_reference_on_those_rows(scorer: scoring.Scorer, 
 
 
 def test_scores_are_exact_and_narrow(scorer: scoring.Scorer) -> None:
+    """Scores are exact and narrow."""
     rng = np.random.default_rng(4)
     codes = rng.integers(-127, 128, size=(40, 769), dtype=np.int8)
     codes[:2] = [[127], [-127]]
@@ -114,6 +119,7 @@ def test_scores_are_exact_and_narrow(scorer: scoring.Scorer) -> None:
 
 
 def test_a_batch_scored_in_groups_selects_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch scored in groups selects the same."""
     rng = np.random.default_rng(5)
     codes = rng.integers(-2, 3, size=(90, 12), dtype=np.int8)
     queries = rng.integers(-2, 3, size=(64, 12), dtype=np.int8)
@@ -146,19 +152,25 @@ def test_dimensions_at_and_past_int32_accumulation_stay_exact(form: str, dim: in
 
 
 def test_empty_inputs_and_refusals() -> None:
+    """Empty inputs and refusals."""
     rng = np.random.default_rng(6)
     codes = rng.integers(-127, 128, size=(10, 8), dtype=np.int8)
     snapshot = snapshot_of(codes, np.arange(10))
     query = codes[0]
-    assert scoring.top_k(snapshot, query, 0) == [] and scoring.top_k(snapshot, query, -2) == []
+    assert scoring.top_k(snapshot, query, 0) == []
+    assert scoring.top_k(snapshot, query, -2) == []
     assert scoring.top_k(snapshot, query, 3, allowed=np.zeros(10, bool)) == []
     assert scoring.top_k(CodeMatrix(8).snapshot(), query, 3) == []
-    for bad in (np.full(8, -128, np.int8), np.ones(9, np.int8), np.ones(8, np.int16)):
-        with pytest.raises(ValueError):
+    for bad, refusal in (
+        (np.full(8, -128, np.int8), r"query codes must lie in \[-127, 127\]"),
+        (np.ones(9, np.int8), "query dimension 9 != matrix dimension 8"),
+        (np.ones(8, np.int16), "a query is a one-dimensional int8 code vector"),
+    ):
+        with pytest.raises(ValueError, match=refusal):
             scoring.top_k(snapshot, bad, 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a query is a one-dimensional int8 code vector"):
         scoring.top_k(snapshot, codes[:2], 3)  # a batch is not one query
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="allowed must be a mask with one entry per row"):
         scoring.top_k(snapshot, query, 3, allowed=np.ones(9, bool))
 
 
@@ -166,8 +178,10 @@ def test_empty_inputs_and_refusals() -> None:
 
 
 def saturating_matmul(a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """u8 [q, d] x s8 [d, n] as VPMADDUBSW does it: adjacent products are added into a
-    saturating int16, and those pair sums into int32."""
+    """u8 [q, d] x s8 [d, n] as VPMADDUBSW does it.
+
+    Adjacent products are added into a saturating int16, and those pair sums into int32.
+    """
     a32, c32 = a.astype(np.int32), c.astype(np.int32)
     if a32.shape[1] % 2:
         a32, c32 = np.pad(a32, ((0, 0), (0, 1))), np.pad(c32, ((0, 1), (0, 0)))
@@ -182,6 +196,7 @@ class SaturatingSession:
     """Stands in for onnxruntime.InferenceSession: runs Alto's three graphs on that kernel."""
 
     def __init__(self, model: bytes, *args: Any, **kwargs: Any) -> None:
+        """Recognize which of Alto's graphs `model` is."""
         self.kind = {
             scoring.offset_model(): "offset",
             scoring.zero_point_model(): "zero_point",
@@ -189,6 +204,7 @@ class SaturatingSession:
         }[model]
 
     def run(self, outputs: None, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The graph's output, computed with the saturating kernel."""
         c = feed["C"]
         if self.kind == "split":
             y = saturating_matmul(feed["P"], c) - saturating_matmul(feed["N"], c)
@@ -202,6 +218,7 @@ class SaturatingSession:
 def test_without_vnni_the_offset_form_is_refused_and_the_split_form_is_exact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Without vnni the offset form is refused and the split form is exact."""
     monkeypatch.setattr(onnxruntime, "InferenceSession", SaturatingSession)
     with pytest.raises(RuntimeError):
         scoring.OnnxScorer("offset")
@@ -214,13 +231,17 @@ def test_without_vnni_the_offset_form_is_refused_and_the_split_form_is_exact(
 
 
 class WrongSession(SaturatingSession):
+    """A session whose every score is off by one."""
+
     def run(self, outputs: None, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The saturating session's output plus one."""
         return [super().run(outputs, feed)[0] + 1]
 
 
 def test_a_library_that_proves_no_form_is_not_used(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A library that proves no form is not used."""
     monkeypatch.setattr(onnxruntime, "InferenceSession", WrongSession)
     with caplog.at_level(logging.WARNING, scoring.__name__):
         scorer = scoring.default_scorer.__wrapped__()
@@ -232,6 +253,7 @@ def test_a_library_that_proves_no_form_is_not_used(
 def test_without_onnxruntime_numpy_scores(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Without onnxruntime numpy scores."""
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import raises ImportError
     with caplog.at_level(logging.WARNING, scoring.__name__):
         scorer = scoring.default_scorer.__wrapped__()
@@ -240,6 +262,7 @@ def test_without_onnxruntime_numpy_scores(
 
 
 def test_the_process_shares_one_scorer() -> None:
+    """The process shares one scorer."""
     scorer = scoring.default_scorer()
     assert scorer is scoring.default_scorer()
     assert isinstance(scorer, scoring.OnnxScorer)  # installed with chromadb

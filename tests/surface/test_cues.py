@@ -11,34 +11,42 @@ NAMES = ["Tom", "Maria", "the boiler", "Grandma Rose", "Rose", "Biscuit"]
 
 
 def test_names_in_the_utterance_are_cued_longest_first() -> None:
+    """Names in the utterance are cued longest first."""
     assert find_cues("Did Maria ring about the boiler?", NAMES) == ["the boiler", "Maria"]
 
 
 def test_matching_is_casefolded() -> None:
+    """Matching is casefolded."""
     assert find_cues("MARIA said THE BOILER is fine", NAMES) == ["the boiler", "Maria"]
 
 
 def test_whole_words_only() -> None:
+    """Whole words only."""
     assert find_cues("Tomorrow the Tomlinsons walk Biscuits", NAMES) == []
 
 
 def test_possessive_names_its_owner() -> None:
+    """Possessive names its owner."""
     assert find_cues("Is it Maria's turn or Tom’s?", NAMES) == ["Maria", "Tom"]
 
 
 def test_leading_article_is_optional() -> None:
+    """Leading article is optional."""
     assert find_cues("our boiler is banging again", NAMES) == ["the boiler"]
 
 
 def test_longer_name_containing_a_shorter_one_wins() -> None:
+    """Longer name containing a shorter one wins."""
     assert find_cues("Grandma Rose is coming", NAMES) == ["Grandma Rose"]
 
 
 def test_a_separate_mention_of_the_shorter_name_still_counts() -> None:
+    """A separate mention of the shorter name still counts."""
     assert find_cues("Grandma Rose and Rose next door", NAMES) == ["Grandma Rose", "Rose"]
 
 
 def test_at_most_limit() -> None:
+    """At most limit."""
     said = "Tom, Maria, Biscuit and the boiler"
     assert find_cues(said, NAMES) == ["the boiler", "Biscuit", "Maria"]
     assert find_cues(said, NAMES, limit=1) == ["the boiler"]
@@ -46,29 +54,35 @@ def test_at_most_limit() -> None:
 
 
 def test_equal_lengths_keep_utterance_order_then_name_order() -> None:
+    """Equal lengths keep utterance order then name order."""
     assert find_cues("Ann met Bob", ["Bob", "Ann"]) == ["Ann", "Bob"]
     assert find_cues("Ann", ["ann", "Ann"]) == ["ann"]
 
 
 def test_a_name_is_returned_once() -> None:
+    """A name is returned once."""
     assert find_cues("Tom and Tom and Tom", NAMES) == ["Tom"]
 
 
 def test_unicode_names() -> None:
+    """Unicode names."""
     names = ["Zoë", "José María", "Ōkubo"]
     assert find_cues("zoë and JOSÉ MARÍA met Ōkubo-san", names) == ["José María", "Ōkubo", "Zoë"]
     assert find_cues("Zoe came", names) == []
 
 
 def test_composed_and_decomposed_accents_match() -> None:
+    """Composed and decomposed accents match."""
     assert find_cues("Zoe\u0308 is here", ["Zo\u00eb"]) == ["Zo\u00eb"]
 
 
 def test_names_may_be_any_iterable() -> None:
+    """Names may be any iterable."""
     assert find_cues("Maria", (n for n in NAMES)) == ["Maria"]
 
 
 def test_nothing_to_find() -> None:
+    """Nothing to find."""
     assert find_cues("", NAMES) == []
     assert find_cues("hello there", []) == []
     assert find_cues("hello there", ["", "  ", "!!"]) == []

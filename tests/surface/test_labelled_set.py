@@ -39,6 +39,8 @@ FIELDS = {"id", "fragment", "utterance", "render", "label", "note"}
 
 @dataclass(frozen=True)
 class Scores:
+    """How the verifier did on a labelled set."""
+
     faithful: int
     dropped_faithful: int
     failures: int
@@ -48,22 +50,27 @@ class Scores:
 
     @property
     def catch_rate(self) -> float:
+        """The share of failing renders dropped."""
         return self.caught / self.failures
 
     @property
     def false_drop_rate(self) -> float:
+        """The share of faithful renders dropped."""
         return self.dropped_faithful / self.faithful
 
     @property
     def mode_rate(self) -> float:
+        """The share of failing renders given their labelled mode."""
         return self.right_mode / self.failures
 
 
 def load(path: Path = LABELLED) -> list[dict[str, Any]]:
+    """The labelled cases."""
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def score(cases: list[dict[str, Any]]) -> Scores:
+    """Verify every case and count how the verifier did."""
     seen: Counter[str] = Counter()
     caught: Counter[str] = Counter()
     right: Counter[str] = Counter()
@@ -85,6 +92,7 @@ def score(cases: list[dict[str, Any]]) -> Scores:
 
 
 def report(scores: Scores) -> str:
+    """The scores as printed lines."""
     lines = [
         f"catch rate       {scores.catch_rate:6.1%}  "
         f"({scores.caught}/{scores.failures} failing renders dropped)",
@@ -101,6 +109,7 @@ def report(scores: Scores) -> str:
 
 @pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
 def test_cases_are_well_formed(path: Path) -> None:
+    """Every labelled case is unique and complete, and every structural mode has cases."""
     cases = load(path)
     assert len({c["id"] for c in cases}) == len(cases)
     for case in cases:
@@ -114,6 +123,7 @@ def test_cases_are_well_formed(path: Path) -> None:
 
 
 def test_labelled_set_covers_every_mode() -> None:
+    """Labelled set covers every mode."""
     cases = load(LABELLED)
     labels = Counter(c["label"] for c in cases)
     assert len(cases) >= 110
@@ -124,6 +134,7 @@ def test_labelled_set_covers_every_mode() -> None:
 
 
 def test_held_out_set_mixes_faithful_and_failing_renders() -> None:
+    """Held out set mixes faithful and failing renders."""
     cases = load(HELD_OUT)
     labels = Counter(c["label"] for c in cases)
     assert len(cases) >= 60
@@ -133,6 +144,7 @@ def test_held_out_set_mixes_faithful_and_failing_renders() -> None:
 
 @pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
 def test_verifier_meets_its_targets(path: Path) -> None:
+    """The verifier drops every failing render, few faithful ones, and names the mode."""
     scores = score(load(path))
     print(f"\n{path.name}\n{report(scores)}")
     assert scores.catch_rate == 1.0

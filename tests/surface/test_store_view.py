@@ -118,6 +118,7 @@ class Memory:
         return result.ids[0]
 
     async def remember(self, text: str, source_id: str, user: str | None = None) -> int:
+        """Remember `text` as `user`'s (the household's without one); its row id."""
         owner = user or "household"
         item = IntakeInput(text, source_id, owner=owner, scope=owner, actor=user)
         result = await remember([item], store=self.store, journal=self.journal, embed=embed)
@@ -125,6 +126,7 @@ class Memory:
         return result.ids[0][0]
 
     def row(self, row_id: int) -> Row:
+        """The stored row."""
         return self.store.get([row_id])[0]
 
 
@@ -176,14 +178,17 @@ async def home(store: MemoryStore, journal: Journal) -> Home:
 
 
 async def inline(function: Callable[[], Any]) -> Any:
+    """Run `function` on the calling thread."""
     return function()
 
 
 def view_of(home: Home, **kwargs: Any) -> StoreMemoryView:
+    """A view of the home's store, with the fake embedding."""
     return StoreMemoryView(home.memory.store, embed, **kwargs)
 
 
 def texts(phrases: list[Phrase]) -> list[str]:
+    """The phrases' texts."""
     return [p.text for p in phrases]
 
 
@@ -193,6 +198,7 @@ def texts(phrases: list[Phrase]) -> list[str]:
 async def test_known_names_are_the_viewers_mentions_caselessly_distinct_in_admission_order(
     home: Home,
 ) -> None:
+    """Known names are the viewers mentions caselessly distinct in admission order."""
     view = view_of(home)
     assert isinstance(view, RecallView)
     household = ["Anna", "Ann", "boiler", "bins", "Ben"]
@@ -204,6 +210,7 @@ async def test_known_names_are_the_viewers_mentions_caselessly_distinct_in_admis
 async def test_another_users_private_mention_is_never_a_known_name(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """Another users private mention is never a known name."""
     memory = Memory(store, journal)
     await memory.admit(B_PRIVATE, "b/1", mentions=("Zoe",), user=USER_B, private=True)
     await memory.admit("Zoe walks the dog.", "b/2", mentions=("Zoe",), user=USER_B)  # household
@@ -219,6 +226,7 @@ async def test_another_users_private_mention_is_never_a_known_name(
 
 
 async def test_phrases_are_licensed_quotes_that_name_the_entity_newest_first(home: Home) -> None:
+    """Phrases are licensed quotes that name the entity newest first."""
     view = view_of(home)
     anna = await view.phrases("Anna", None)
     assert anna == [home.phrase("lunch"), home.phrase("anna")]
@@ -229,6 +237,7 @@ async def test_phrases_are_licensed_quotes_that_name_the_entity_newest_first(hom
 
 
 async def test_an_interpreted_source_is_not_a_phrase_but_a_mode_one_source_is(home: Home) -> None:
+    """An interpreted source is not a phrase but a mode one source is."""
     view = view_of(home)
     anna_source = str(home.ids["anna"][0])
     assert anna_source not in {p.source_id for p in await view.phrases("Anna", None)}
@@ -239,22 +248,26 @@ async def test_an_interpreted_source_is_not_a_phrase_but_a_mode_one_source_is(ho
 
 
 async def test_phrases_match_whole_words_only(home: Home) -> None:
+    """Phrases match whole words only."""
     view = view_of(home)
     ann = texts(await view.phrases("Ann", USER_A))
     assert ann == [ANN_GARDEN, ANN_GATE]
     assert all("Anna" not in text and "ANNA" not in text for text in ann)
     anna = texts(await view.phrases("Anna", None))
-    assert ANN_GATE not in anna and ANN_GARDEN not in anna
+    assert ANN_GATE not in anna
+    assert ANN_GARDEN not in anna
     assert await view.phrases("Bin", None) == []
     assert await view.phrases("bi", None) == []
     assert await view.phrases("ANNA", None) == await view.phrases("anna", None)
 
 
 async def test_another_users_private_rows_are_never_phrases(home: Home) -> None:
+    """Another users private rows are never phrases."""
     view = view_of(home)
     for viewer in (None, USER_A):
         anna = texts(await view.phrases("Anna", viewer))
-        assert B_PRIVATE not in anna and "Zoe is Anna's secret friend." not in anna
+        assert B_PRIVATE not in anna
+        assert "Zoe is Anna's secret friend." not in anna
         assert await view.phrases("Zoe", viewer) == []
     assert A_PRIVATE in texts(await view.phrases("Anna", USER_A))
     assert A_PRIVATE not in texts(await view.phrases("Anna", None))
@@ -263,17 +276,20 @@ async def test_another_users_private_rows_are_never_phrases(home: Home) -> None:
 
 
 async def test_superseded_rows_never_appear(home: Home) -> None:
+    """Superseded rows never appear."""
     view = view_of(home)
     bins = await view.phrases("bins", None)
     assert bins == [home.phrase("fix")]
     assert all("Tuesday" not in p.text for p in bins)  # neither the old row nor its source
     assert await view.phrases("Tuesday", None) == []
     recalled = await view.recall(BINS, None, 10)
-    assert recalled and all("Tuesday" not in p.text for _, p in recalled)
+    assert recalled
+    assert all("Tuesday" not in p.text for _, p in recalled)
     assert ("bins", home.phrase("fix")) in recalled
 
 
 async def test_blank_and_unknown_names_have_no_phrases(home: Home) -> None:
+    """Blank and unknown names have no phrases."""
     view = view_of(home)
     assert await view.phrases("", None) == []
     assert await view.phrases("   ", None) == []
@@ -281,6 +297,7 @@ async def test_blank_and_unknown_names_have_no_phrases(home: Home) -> None:
 
 
 async def test_phrases_are_capped(home: Home) -> None:
+    """Phrases are capped."""
     assert len(await view_of(home, max_phrases=1).phrases("Anna", USER_A)) == 1
     assert len(await view_of(home).phrases("Anna", USER_A)) == 3
 
@@ -319,6 +336,7 @@ async def test_phrases_are_capped(home: Home) -> None:
     ],
 )
 def test_the_prefilter_never_disagrees_with_the_cue_match(document: str, name: str) -> None:
+    """The prefilter never disagrees with the cue match."""
     assert _mentions(document, name, _needle(name)) == bool(find_cues(document, [name], limit=1))
 
 
@@ -329,6 +347,7 @@ def test_the_prefilter_never_disagrees_with_the_cue_match(document: str, name: s
 def test_the_prefilter_rejects_glued_substrings_without_segmenting(
     document: str, name: str
 ) -> None:
+    """The prefilter rejects glued substrings without segmenting."""
     assert not _could_mention(_skeleton(document), _needle(name))
 
 
@@ -336,6 +355,7 @@ def test_the_prefilter_rejects_glued_substrings_without_segmenting(
 
 
 async def test_recall_returns_licensed_phrases_grouped_under_a_known_name(home: Home) -> None:
+    """Recall returns licensed phrases grouped under a known name."""
     view = view_of(home)
     recalled = await view.recall("Who is allergic to peanuts?", None, 1)
     assert recalled == [("Anna", home.phrase("anna"))]
@@ -345,6 +365,7 @@ async def test_recall_returns_licensed_phrases_grouped_under_a_known_name(home: 
 
 
 async def test_recall_skips_rows_that_mention_no_known_name(home: Home) -> None:
+    """Recall skips rows that mention no known name."""
     view = view_of(home)
     recalled = await view.recall(WIFI, None, 20)
     assert recalled
@@ -357,6 +378,7 @@ async def test_recall_skips_rows_that_mention_no_known_name(home: Home) -> None:
 async def test_recall_fetches_deeper_past_unnamed_rows(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """Recall fetches deeper past unnamed rows."""
     memory = Memory(store, journal)
     batch = [
         IntakeInput(f"The wifi password {n} is on the fridge door.", f"w/{n}") for n in range(40)
@@ -370,6 +392,7 @@ async def test_recall_fetches_deeper_past_unnamed_rows(
 
 
 async def test_recall_never_returns_another_users_private_rows(home: Home) -> None:
+    """Recall never returns another users private rows."""
     view = view_of(home)
     query = "Who owes me fifty euros? Zoe and Anna, secret friend."
     for viewer in (None, USER_A):
@@ -405,6 +428,7 @@ async def test_recall_segments_a_known_name_once(
 
 
 async def test_recall_groups_a_phrase_under_the_name_the_utterance_cued(home: Home) -> None:
+    """Recall groups a phrase under the name the utterance cued."""
     view = view_of(home)
     about_anna = await view.recall("Does anybody owe me fifty euros?", USER_B, 1)
     assert about_anna == [("Anna", home.phrase("b_private"))]  # the longest name in the phrase
@@ -413,6 +437,7 @@ async def test_recall_groups_a_phrase_under_the_name_the_utterance_cued(home: Ho
 
 
 def visible(home: Home, phrase: Phrase, viewer: str | None) -> bool:
+    """Whether the phrase's memory is one `viewer` may see."""
     row = home.memory.row(int(phrase.source_id))
     return row.scope in ("household", viewer)
 
@@ -420,11 +445,14 @@ def visible(home: Home, phrase: Phrase, viewer: str | None) -> bool:
 async def test_recall_without_embed_or_on_an_empty_store_is_empty(
     store: MemoryStore, home: Home
 ) -> None:
+    """Recall without embed or on an empty store is empty."""
     assert await StoreMemoryView(home.memory.store).recall("peanuts", None, 4) == []
     assert await view_of(home).recall("   ", None, 4) == []
 
 
 async def test_recall_refuses_an_embedding_of_the_wrong_dimension(home: Home) -> None:
+    """Recall refuses an embedding of the wrong dimension."""
+
     async def short(texts: list[str]) -> list[list[float]]:
         return [[1.0, 0.0] for _ in texts]
 
@@ -433,6 +461,7 @@ async def test_recall_refuses_an_embedding_of_the_wrong_dimension(home: Home) ->
 
 
 async def test_every_store_read_goes_through_run_blocking(home: Home) -> None:
+    """Every store read goes through run blocking."""
     calls: list[str] = []
 
     async def recording(function: Callable[[], Any]) -> Any:
@@ -453,10 +482,12 @@ class Script:
     """A scripted render callable."""
 
     def __init__(self, *answers: str) -> None:
+        """Answer the calls in turn with `answers`, the last one again after that."""
         self.answers = list(answers)
         self.calls: list[list[dict[str, str]]] = []
 
     async def __call__(self, messages: list[dict[str, str]]) -> str:
+        """The next scripted answer."""
         self.calls.append(messages)
         return self.answers[min(len(self.calls), len(self.answers)) - 1]
 
@@ -464,6 +495,7 @@ class Script:
 async def test_surfacer_over_the_store_surfaces_a_verified_thought_from_a_real_row(
     home: Home,
 ) -> None:
+    """Surfacer over the store surfaces a verified thought from a real row."""
     render = Script("I remember Anna is allergic to peanuts.")
     surfacer = Surfacer(view_of(home, run_blocking=inline), render)
     outcome = await surfacer.surface_from_heard(Heard("Is Anna coming to dinner?", None))
@@ -471,31 +503,39 @@ async def test_surfacer_over_the_store_surfaces_a_verified_thought_from_a_real_r
     assert outcome.thought == "I remember Anna is allergic to peanuts."
     assert outcome.source_ids == [str(home.ids["anna"][1])]
     prompt = render.calls[0][1]["content"]
-    assert f'"{ANNA}"' in prompt and f'"{ANNA_LUNCH}"' in prompt
-    assert A_PRIVATE not in prompt and B_PRIVATE not in prompt and "porch" not in prompt
+    assert f'"{ANNA}"' in prompt
+    assert f'"{ANNA_LUNCH}"' in prompt
+    assert A_PRIVATE not in prompt
+    assert B_PRIVATE not in prompt
+    assert "porch" not in prompt
 
 
 async def test_surfacer_over_the_store_drops_what_only_a_private_row_licenses(home: Home) -> None:
+    """Surfacer over the store drops what only a private row licenses."""
     thought = "I remember Anna borrowed my red umbrella."
     for_a = await Surfacer(view_of(home), Script(thought)).surface_from_heard(
         Heard("Where is Anna?", USER_A)
     )
-    assert for_a.verdict == "surfaced" and for_a.source_ids == [str(home.ids["a_private"][1])]
+    assert for_a.verdict == "surfaced"
+    assert for_a.source_ids == [str(home.ids["a_private"][1])]
     for_b = await Surfacer(view_of(home), Script(thought)).surface_from_heard(
         Heard("Where is Anna?", USER_B)
     )
-    assert for_b.verdict == "dropped" and "untraceable" in for_b.failure_modes
+    assert for_b.verdict == "dropped"
+    assert "untraceable" in for_b.failure_modes
     assert str(home.ids["a_private"][1]) not in for_b.source_ids
 
 
 async def test_surfacer_recall_adds_store_rows_the_utterance_does_not_cue(home: Home) -> None:
+    """Surfacer recall adds store rows the utterance does not cue."""
     thought = "I remember Anna is allergic to peanuts."
     heard = Heard("Are there peanuts in the cake?", None)
     cued_only = Surfacer(view_of(home), Script(thought))
     assert (await cued_only.surface_from_heard(heard)).verdict == "nothing"
     with_recall = Surfacer(view_of(home), Script(thought), SurfacerOptions(recall=True))
     outcome = await with_recall.surface_from_heard(heard)
-    assert outcome.verdict == "surfaced" and outcome.source_ids == [str(home.ids["anna"][1])]
+    assert outcome.verdict == "surfaced"
+    assert outcome.source_ids == [str(home.ids["anna"][1])]
 
 
 # --- render ------------------------------------------------------------------------------------
@@ -503,6 +543,7 @@ async def test_surfacer_recall_adds_store_rows_the_utterance_does_not_cue(home: 
 
 @pytest.fixture
 async def client(fake_ollama: FakeOllama) -> Any:
+    """An Ollama client of the fake server."""
     opened = ollama.AsyncClient(host=fake_ollama.url, timeout=5)
     yield opened
     await close_client(opened)
@@ -511,14 +552,18 @@ async def client(fake_ollama: FakeOllama) -> Any:
 async def test_render_is_one_plain_non_streamed_chat_call(
     fake_ollama: FakeOllama, client: ollama.AsyncClient
 ) -> None:
+    """Render is one plain non streamed chat call."""
     fake_ollama.reply("I remember Anna is allergic to peanuts.")
     render = render_for(client, CHAT_MODEL, keep_alive="300s", timeout=5, num_ctx=4096)
     messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
     assert await render(messages) == "I remember Anna is allergic to peanuts."
     [body] = fake_ollama.chat_requests
-    assert body["model"] == CHAT_MODEL and body["messages"] == messages
-    assert body["stream"] is False and body["keep_alive"] == "300s"
-    assert not body.get("tools") and not body.get("format")
+    assert body["model"] == CHAT_MODEL
+    assert body["messages"] == messages
+    assert body["stream"] is False
+    assert body["keep_alive"] == "300s"
+    assert not body.get("tools")
+    assert not body.get("format")
     assert body["options"] == {**RENDER_OPTIONS, "num_ctx": 4096}
     assert body["options"]["temperature"] <= 0.2
 
@@ -526,6 +571,7 @@ async def test_render_is_one_plain_non_streamed_chat_call(
 async def test_render_times_out_and_propagates_errors(
     fake_ollama: FakeOllama, client: ollama.AsyncClient
 ) -> None:
+    """Render times out and propagates errors."""
     fake_ollama.reply(ChatReply.text("late", delay_s=1.0))
     render = render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0.1, num_ctx=4096)
     with pytest.raises(TimeoutError):
@@ -535,6 +581,6 @@ async def test_render_times_out_and_propagates_errors(
         await render_for(client, CHAT_MODEL, keep_alive="60s", timeout=5, num_ctx=4096)(
             [{"role": "user", "content": "go"}]
         )
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="timeout must be positive"):
         render_for(client, CHAT_MODEL, keep_alive="60s", timeout=0, num_ctx=4096)
     await asyncio.sleep(0)

@@ -50,6 +50,7 @@ class View:
     calls: list[tuple[str, Any, str | None]] = field(default_factory=list)
 
     async def known_names(self, viewer: str | None) -> list[str]:
+        """The names `viewer` may see."""
         self.calls.append(("known_names", None, viewer))
         if self.fail == "known_names":
             raise ConnectionError("store unreachable")
@@ -58,6 +59,7 @@ class View:
         return list(self.memory)
 
     async def phrases(self, name: str, viewer: str | None) -> list[Phrase]:
+        """The phrases about `name` that `viewer` may see."""
         self.calls.append(("phrases", name, viewer))
         if self.fail == "phrases":
             raise RuntimeError("collection is gone")
@@ -66,6 +68,7 @@ class View:
         return list(self.memory.get(name, []))
 
     async def recall(self, utterance: str, viewer: str | None, limit: int) -> list:
+        """The recalled phrases, at most `limit`."""
         self.calls.append(("recall", (utterance, limit), viewer))
         if self.fail == "recall":
             raise TimeoutError("embedding model busy")
@@ -76,10 +79,12 @@ class Renderer:
     """The render callable: answers from a script (a str, an exception, or a callable)."""
 
     def __init__(self, *answers: Any) -> None:
+        """Answer the calls in turn with `answers`, the last one again after that."""
         self.answers = list(answers)
         self.calls: list[list[dict[str, str]]] = []
 
     async def __call__(self, messages: list[dict[str, str]]) -> str:
+        """The next scripted answer: raised if an exception, called if a callable."""
         self.calls.append(messages)
         answer = self.answers[min(len(self.calls), len(self.answers)) - 1]
         if isinstance(answer, BaseException):
@@ -95,6 +100,7 @@ def material(call: list[dict[str, str]]) -> str:
 
 
 async def surface(view: View, renderer: Renderer, heard: Heard, **options: Any) -> Any:
+    """Surface from `heard` through a Surfacer with these options."""
     return await Surfacer(view, renderer, SurfacerOptions(**options)).surface_from_heard(heard)
 
 
@@ -102,6 +108,7 @@ async def surface(view: View, renderer: Renderer, heard: Heard, **options: Any) 
 
 
 async def test_named_entity_surfaces_a_verified_thought() -> None:
+    """Named entity surfaces a verified thought."""
     view, renderer = View(), Renderer(FAITHFUL)
     outcome = await surface(view, renderer, Heard("Is Maria coming round later?", "u1"))
     assert outcome.verdict == "surfaced"
@@ -115,29 +122,36 @@ async def test_named_entity_surfaces_a_verified_thought() -> None:
     seen = material(call)
     assert '"Maria walks the dog every morning"' in seen
     assert '"Maria is allergic to cats"' in seen
-    assert "Tom" not in seen and "boiler" not in seen  # only cued entities reach the model
+    assert "Tom" not in seen
+    assert "boiler" not in seen  # only cued entities reach the model
     assert "Is Maria coming round later?" in seen
 
 
 def test_instruction_asks_for_one_extractive_first_person_thought() -> None:
+    """Instruction asks for one extractive first person thought."""
     assert "ONE short first-person thought" in SYSTEM_INSTRUCTION
-    assert "I remember" in SYSTEM_INSTRUCTION and "Maria told me" in SYSTEM_INSTRUCTION
+    assert "I remember" in SYSTEM_INSTRUCTION
+    assert "Maria told me" in SYSTEM_INSTRUCTION
     assert "exactly" in SYSTEM_INSTRUCTION
     assert "never quote" in SYSTEM_INSTRUCTION
 
 
 async def test_quoting_surrounds_are_stripped_from_the_render() -> None:
+    """Quoting surrounds are stripped from the render."""
     outcome = await surface(View(), Renderer(f"  “{FAITHFUL}”\n"), Heard("Maria?"))
-    assert outcome.verdict == "surfaced" and outcome.thought == FAITHFUL
+    assert outcome.verdict == "surfaced"
+    assert outcome.thought == FAITHFUL
 
 
 async def test_thought_with_no_shared_content_word_cites_the_whole_fragment() -> None:
+    """Thought with no shared content word cites the whole fragment."""
     outcome = await surface(View(), Renderer("I remember Maria."), Heard("Maria?"))
     assert outcome.verdict == "surfaced"
     assert outcome.source_ids == ["m1", "m2"]
 
 
 async def test_at_most_three_cues_longest_first() -> None:
+    """At most three cues longest first."""
     view = View()
     view.memory = {**MEMORY, "Maria Lopez": [Phrase("Maria Lopez lives next door", "l1")]}
     renderer = Renderer("I remember Tom takes the bins out on Thursday night.")
@@ -154,6 +168,7 @@ async def test_at_most_three_cues_longest_first() -> None:
 
 
 async def test_fabricated_render_is_regenerated_once_then_dropped() -> None:
+    """Fabricated render is regenerated once then dropped."""
     bad = "I remember Maria's awful habit of walking the dog every evening."
     renderer = Renderer(bad, bad, FAITHFUL)
     outcome = await surface(View(), renderer, Heard("Maria?", "u1"))
@@ -211,6 +226,7 @@ async def test_untraceable_and_changed_parts_are_named_apart() -> None:
 
 
 async def test_faithful_second_attempt_after_a_bad_first_is_surfaced() -> None:
+    """Faithful second attempt after a bad first is surfaced."""
     renderer = Renderer("I remember Maria walks the cat every evening.", FAITHFUL)
     outcome = await surface(View(), renderer, Heard("What about Maria?"))
     assert outcome.verdict == "surfaced"
@@ -221,16 +237,19 @@ async def test_faithful_second_attempt_after_a_bad_first_is_surfaced() -> None:
 
 
 async def test_misattributed_and_altered_precise_items_are_dropped() -> None:
+    """Misattributed and altered precise items are dropped."""
     renderer = Renderer(
         "I remember Tom walks the dog every morning.",
         "I remember the boiler was serviced on March 4 at 7:30.",
     )
     outcome = await surface(View(), renderer, Heard("Did Tom or Maria fix the boiler?"))
     assert outcome.verdict == "dropped"
-    assert "misattributed" in outcome.failure_modes and "precise" in outcome.failure_modes
+    assert "misattributed" in outcome.failure_modes
+    assert "precise" in outcome.failure_modes
 
 
 async def test_echo_of_the_current_utterance_is_not_a_memory() -> None:
+    """Echo of the current utterance is not a memory."""
     renderer = Renderer("I remember Maria is bringing a cake.")
     outcome = await surface(View(), renderer, Heard("Maria is bringing a cake tonight"))
     assert outcome.verdict == "dropped"
@@ -238,6 +257,7 @@ async def test_echo_of_the_current_utterance_is_not_a_memory() -> None:
 
 
 async def test_empty_render_is_dropped_without_regenerating() -> None:
+    """Empty render is dropped without regenerating."""
     renderer = Renderer("   ")
     outcome = await surface(View(), renderer, Heard("Maria?"))
     assert (outcome.verdict, outcome.attempts, outcome.failure_modes) == ("dropped", 1, ["empty"])
@@ -257,14 +277,17 @@ async def test_empty_render_is_dropped_without_regenerating() -> None:
     ],
 )
 async def test_no_cue_means_no_model_call(text: str) -> None:
+    """No cue means no model call."""
     renderer = Renderer(FAITHFUL)
     outcome = await surface(View(), renderer, Heard(text, "u1"))
     assert outcome.verdict == "nothing"
-    assert outcome.thought is None and outcome.attempts == 0
+    assert outcome.thought is None
+    assert outcome.attempts == 0
     assert renderer.calls == []
 
 
 async def test_a_cue_whose_phrases_are_empty_means_no_model_call() -> None:
+    """A cue whose phrases are empty means no model call."""
     view = View(memory={"Maria": []})
     renderer = Renderer(FAITHFUL)
     assert (await surface(view, renderer, Heard("Maria?"))).verdict == "nothing"
@@ -272,6 +295,7 @@ async def test_a_cue_whose_phrases_are_empty_means_no_model_call() -> None:
 
 
 async def test_malformed_phrases_from_the_view_are_ignored() -> None:
+    """Malformed phrases from the view are ignored."""
     view = View(memory={"Maria": ["a bare string", Phrase("", "x"), Phrase(3, "y")]})  # type: ignore[list-item]
     renderer = Renderer(FAITHFUL)
     assert (await surface(view, renderer, Heard("Maria?"))).verdict == "nothing"
@@ -285,6 +309,7 @@ async def test_malformed_phrases_from_the_view_are_ignored() -> None:
 async def test_memory_view_raising_is_nothing_with_one_log_line(
     where: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Memory view raising is nothing with one log line."""
     renderer = Renderer(FAITHFUL)
     with caplog.at_level(logging.DEBUG, logger=LOGGER_NAME):
         outcome = await surface(View(fail=where), renderer, Heard("Maria?", "u1"))
@@ -292,7 +317,8 @@ async def test_memory_view_raising_is_nothing_with_one_log_line(
     assert outcome.failure_modes == ["memory_error"]
     assert renderer.calls == []
     records = [r for r in caplog.records if r.name == LOGGER_NAME]
-    assert len(records) == 1 and records[0].levelno == logging.WARNING
+    assert len(records) == 1
+    assert records[0].levelno == logging.WARNING
 
 
 @pytest.mark.parametrize(
@@ -301,6 +327,7 @@ async def test_memory_view_raising_is_nothing_with_one_log_line(
 async def test_render_raising_is_nothing_with_one_log_line(
     failure: Exception, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Render raising is nothing with one log line."""
     renderer = Renderer(failure)
     with caplog.at_level(logging.DEBUG, logger=LOGGER_NAME):
         outcome = await surface(View(), renderer, Heard("Maria?"))
@@ -312,6 +339,7 @@ async def test_render_raising_is_nothing_with_one_log_line(
 
 
 async def test_render_raising_on_the_regeneration_is_nothing() -> None:
+    """Render raising on the regeneration is nothing."""
     renderer = Renderer("I remember Maria walks the cat every evening.", OSError("reset"))
     outcome = await surface(View(), renderer, Heard("Maria?"))
     assert outcome.verdict == "nothing"
@@ -320,6 +348,8 @@ async def test_render_raising_on_the_regeneration_is_nothing() -> None:
 
 
 async def test_render_timeout_is_nothing() -> None:
+    """A render slower than its timeout surfaces nothing."""
+
     async def slow(_messages: list[dict[str, str]]) -> str:
         await asyncio.sleep(5)
         return FAITHFUL
@@ -329,6 +359,7 @@ async def test_render_timeout_is_nothing() -> None:
 
 
 async def test_render_returning_a_non_string_is_nothing() -> None:
+    """Render returning a non string is nothing."""
     outcome = await surface(View(), Renderer({"thought": FAITHFUL}), Heard("Maria?"))
     assert (outcome.verdict, outcome.failure_modes) == ("nothing", ["render_error"])
 
@@ -343,11 +374,13 @@ async def test_render_returning_a_non_string_is_nothing() -> None:
     ],
 )
 async def test_odd_heard_objects_never_raise(heard: Any) -> None:
+    """Odd heard objects never raise."""
     outcome = await Surfacer(View(), Renderer(FAITHFUL)).surface_from_heard(heard)
     assert outcome.verdict in ("surfaced", "nothing")
 
 
 async def test_cancellation_propagates() -> None:
+    """Cancellation propagates."""
     started = asyncio.Event()
 
     async def hang(_messages: list[dict[str, str]]) -> str:
@@ -432,6 +465,7 @@ async def test_each_name_is_segmented_once_and_a_forgotten_name_no_longer_cues(
 
 
 def test_trim_episode_keeps_the_newest_whole_turns_under_the_ceiling() -> None:
+    """Trim episode keeps the newest whole turns under the ceiling."""
     turns = [f"turn {n} " + "x" * 32 for n in range(6)]  # 40 characters = 10 tokens each
     assert estimate_tokens(turns[0]) == 10
     assert trim_episode(turns, 30) == turns[3:]
@@ -443,6 +477,7 @@ def test_trim_episode_keeps_the_newest_whole_turns_under_the_ceiling() -> None:
 
 
 async def test_episode_context_is_trimmed_to_the_ceiling_newest_kept() -> None:
+    """Episode context is trimmed to the ceiling newest kept."""
     episode = [f"user: message number {n:02d} about the weather and the garden" for n in range(200)]
     renderer = Renderer(FAITHFUL)
     heard = Heard("And Maria?", "u1", episode)
@@ -451,21 +486,26 @@ async def test_episode_context_is_trimmed_to_the_ceiling_newest_kept() -> None:
     seen = material(renderer.calls[0])
     kept = [turn for turn in episode if turn in seen]
     assert kept == episode[-len(kept) :]  # a newest-ending stretch
-    assert episode[-1] in seen and episode[0] not in seen
+    assert episode[-1] in seen
+    assert episode[0] not in seen
     assert sum(estimate_tokens(t) for t in kept) <= 1000
     assert sum(estimate_tokens(t) for t in episode[-len(kept) - 1 :]) > 1000  # no room for more
     assert seen.index("conversation so far") < seen.index("Memory phrases")
 
 
 async def test_a_smaller_ceiling_keeps_fewer_turns() -> None:
+    """A smaller ceiling keeps fewer turns."""
     episode = ["a" * 40, "b" * 40, "c" * 40]
     renderer = Renderer(FAITHFUL)
     await surface(View(), renderer, Heard("Maria?", None, episode), episode_token_ceiling=20)
     seen = material(renderer.calls[0])
-    assert "a" * 40 not in seen and "b" * 40 in seen and "c" * 40 in seen
+    assert "a" * 40 not in seen
+    assert "b" * 40 in seen
+    assert "c" * 40 in seen
 
 
 async def test_an_echo_of_an_episode_turn_is_dropped() -> None:
+    """An echo of an episode turn is dropped."""
     episode = ["user: Maria walks the dog every morning, you know.", "alto: Good to know."]
     renderer = Renderer(FAITHFUL, FAITHFUL)
     outcome = await surface(View(), renderer, Heard("What about Maria?", "u1", episode))
@@ -487,6 +527,7 @@ async def test_a_turn_outside_the_context_is_not_checked_for_an_echo() -> None:
 
 
 async def test_after_an_episode_echo_a_new_memory_surfaces() -> None:
+    """After an episode echo a new memory surfaces."""
     episode = ["user: Maria walks the dog every morning, you know."]
     renderer = Renderer(FAITHFUL, "Maria told me she is allergic to cats.")
     outcome = await surface(View(), renderer, Heard("What about Maria?", "u1", episode))
@@ -497,6 +538,7 @@ async def test_after_an_episode_echo_a_new_memory_surfaces() -> None:
 
 
 async def test_a_memory_answering_the_current_utterance_is_not_an_episode_echo() -> None:
+    """A memory answering the current utterance is not an episode echo."""
     text = "Does Maria walk the dog every morning?"
     renderer = Renderer(FAITHFUL)
     outcome = await surface(View(), renderer, Heard(text, "u1", ["alto: Hello.", f"user: {text}"]))
@@ -504,12 +546,14 @@ async def test_a_memory_answering_the_current_utterance_is_not_an_episode_echo()
 
 
 async def test_a_render_spread_over_two_turns_is_not_an_echo() -> None:
+    """A render spread over two turns is not an echo."""
     episode = ["user: Maria walks a lot.", "user: The dog is fine every morning."]
     outcome = await surface(View(), Renderer(FAITHFUL), Heard("Maria?", None, episode))
     assert outcome.verdict == "surfaced"
 
 
 async def test_words_taken_from_the_episode_are_untraceable() -> None:
+    """Words taken from the episode are untraceable."""
     episode = ["user: Maria is visiting her sister in Leeds."]
     renderer = Renderer("I remember Maria is visiting her sister in Leeds.")
     outcome = await surface(View(), renderer, Heard("Maria?", None, episode))
@@ -521,6 +565,7 @@ async def test_words_taken_from_the_episode_are_untraceable() -> None:
 
 
 async def test_viewer_is_passed_to_every_memory_view_call() -> None:
+    """Viewer is passed to every memory view call."""
     view = View(recalled=[("Tom", MEMORY["Tom"][0])])
     await surface(view, Renderer(FAITHFUL), Heard("Is Maria in?", "user-7"), recall=True)
     assert {kind for kind, _, _ in view.calls} == {"known_names", "phrases", "recall"}
@@ -528,12 +573,15 @@ async def test_viewer_is_passed_to_every_memory_view_call() -> None:
 
 
 async def test_unknown_speaker_is_viewer_none() -> None:
+    """Unknown speaker is viewer none."""
     view = View()
     await surface(view, Renderer(FAITHFUL), Heard("Is Maria in?"))
-    assert view.calls and all(viewer is None for _, _, viewer in view.calls)
+    assert view.calls
+    assert all(viewer is None for _, _, viewer in view.calls)
 
 
 async def test_a_name_another_viewer_owns_does_not_cue() -> None:
+    """A name another viewer owns does not cue."""
     view = View(visible={"u1": ["Maria"], "u2": ["Tom"]})
     renderer = Renderer(FAITHFUL)
     assert (await surface(view, renderer, Heard("Is Maria in?", "u2"))).verdict == "nothing"
@@ -542,13 +590,16 @@ async def test_a_name_another_viewer_owns_does_not_cue() -> None:
 
 
 async def test_recall_adds_to_the_fragment_only_when_on() -> None:
+    """Recall adds to the fragment only when on."""
     view = View(recalled=[("Tom", MEMORY["Tom"][0])])
     renderer = Renderer("I remember Tom takes the bins out on Thursday night.")
     off = await surface(view, renderer, Heard("Are the bins going out?"))
-    assert off.verdict == "nothing" and renderer.calls == []
+    assert off.verdict == "nothing"
+    assert renderer.calls == []
     assert "recall" not in {kind for kind, _, _ in view.calls}
     on = await surface(view, renderer, Heard("Are the bins going out?"), recall=True)
-    assert on.verdict == "surfaced" and on.source_ids == ["t1"]
+    assert on.verdict == "surfaced"
+    assert on.source_ids == ["t1"]
     assert ("recall", ("Are the bins going out?", 4), None) in view.calls
     assert "Tom takes the bins out" in material(renderer.calls[0])
 
@@ -556,6 +607,7 @@ async def test_recall_adds_to_the_fragment_only_when_on() -> None:
 async def test_failing_recall_leaves_the_cued_path_working(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Failing recall leaves the cued path working."""
     with caplog.at_level(logging.WARNING, logger=LOGGER_NAME):
         outcome = await surface(
             View(fail="recall"), Renderer(FAITHFUL), Heard("Maria?"), recall=True
@@ -566,6 +618,8 @@ async def test_failing_recall_leaves_the_cued_path_working(
 
 
 async def test_a_view_without_recall_is_fine_with_recall_on() -> None:
+    """A view without recall is fine with recall on."""
+
     class CuedOnly:
         async def known_names(self, viewer: str | None) -> list[str]:
             return ["Maria"]
@@ -574,7 +628,8 @@ async def test_a_view_without_recall_is_fine_with_recall_on() -> None:
             return MEMORY["Maria"]
 
     view = CuedOnly()
-    assert isinstance(view, MemoryView) and not isinstance(view, RecallView)
+    assert isinstance(view, MemoryView)
+    assert not isinstance(view, RecallView)
     outcome = await Surfacer(
         view, Renderer(FAITHFUL), SurfacerOptions(recall=True)
     ).surface_from_heard(Heard("Maria?"))
@@ -591,6 +646,7 @@ async def test_a_view_without_recall_is_fine_with_recall_on() -> None:
 async def test_build_surfacer_is_the_noop_when_a_part_is_missing(
     memory: View | None, render: Callable | None
 ) -> None:
+    """Build surfacer is the noop when a part is missing."""
     surfacer = build_surfacer(memory, render)
     assert isinstance(surfacer, NoopSurfacer)
     outcome = await surfacer.surface_from_heard(Heard("Maria?"))
@@ -600,6 +656,8 @@ async def test_build_surfacer_is_the_noop_when_a_part_is_missing(
 
 
 async def test_build_surfacer_with_both_parts_surfaces() -> None:
+    """Build surfacer with both parts surfaces."""
     surfacer = build_surfacer(View(), Renderer(FAITHFUL), SurfacerOptions(max_cues=1))
-    assert isinstance(surfacer, Surfacer) and surfacer.options.max_cues == 1
+    assert isinstance(surfacer, Surfacer)
+    assert surfacer.options.max_cues == 1
     assert (await surfacer.surface_from_heard(Heard("Maria?"))).verdict == "surfaced"

@@ -21,10 +21,12 @@ BOILER = {"the boiler": ["the boiler was serviced on March 3 at 7:30"]}
 
 
 def modes(verdict: Verdict) -> set[str]:
+    """The verdict's failure modes."""
     return {f.mode for f in verdict.failures}
 
 
 def spans(verdict: Verdict, mode: str) -> list[str]:
+    """The verdict's spans failing with `mode`."""
     return [f.span for f in verdict.failures if f.mode == mode]
 
 
@@ -63,6 +65,7 @@ def spans(verdict: Verdict, mode: str) -> list[str]:
     ],
 )
 def test_faithful_renders_pass(fragment: dict[str, list[str]], render: str) -> None:
+    """Faithful renders pass."""
     verdict = verify_render(fragment, render)
     assert verdict.ok, verdict.failures
     assert verdict.failures == ()
@@ -85,6 +88,7 @@ def test_faithful_renders_pass(fragment: dict[str, list[str]], render: str) -> N
 def test_invented_content_is_untraceable(
     fragment: dict[str, list[str]], render: str, span: str
 ) -> None:
+    """Invented content is untraceable."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert span in spans(verdict, "untraceable")
@@ -103,6 +107,7 @@ def test_invented_content_is_untraceable(
     ],
 )
 def test_true_phrase_on_the_wrong_entity_is_misattributed(render: str, span: str) -> None:
+    """True phrase on the wrong entity is misattributed."""
     verdict = verify_render(FAMILY, render)
     assert not verdict.ok
     assert span in spans(verdict, "misattributed")
@@ -128,12 +133,14 @@ def test_true_phrase_on_the_wrong_entity_is_misattributed(render: str, span: str
     ],
 )
 def test_altered_precise_items(fragment: dict[str, list[str]], render: str, span: str) -> None:
+    """An altered precise item (a date, time or number) is a precise failure."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert span in spans(verdict, "precise")
 
 
 def test_precise_item_must_belong_to_the_clause_entity() -> None:
+    """Precise item must belong to the clause entity."""
     fragment = {"Maria": ["Maria's birthday is March 3"], "Tom": ["Tom's birthday is March 4"]}
     assert verify_render(fragment, "Maria's birthday is March 3, and Tom's is March 4.").ok
     verdict = verify_render(fragment, "Maria's birthday is March 4.")
@@ -157,12 +164,14 @@ def test_precise_item_must_belong_to_the_clause_entity() -> None:
     ],
 )
 def test_words_from_the_utterance_are_echo(utterance: str, render: str, span: str) -> None:
+    """Words from the utterance are echo."""
     verdict = verify_render(MARIA, render, utterance=utterance)
     assert not verdict.ok
     assert span in spans(verdict, "echo")
 
 
 def test_utterance_words_that_are_also_licensed_pass() -> None:
+    """Utterance words that are also licensed pass."""
     verdict = verify_render(
         MARIA, "Maria walks the dog every morning.", utterance="Who walks the dog?"
     )
@@ -182,6 +191,7 @@ def test_utterance_words_that_are_also_licensed_pass() -> None:
     ],
 )
 def test_invented_evaluation_is_framing(render: str, span: str) -> None:
+    """Invented evaluation is framing."""
     verdict = verify_render(MARIA, render)
     assert not verdict.ok
     assert span in spans(verdict, "framing")
@@ -189,6 +199,7 @@ def test_invented_evaluation_is_framing(render: str, span: str) -> None:
 
 
 def test_evaluation_present_in_the_source_is_not_framing() -> None:
+    """Evaluation present in the source is not framing."""
     fragment = {"Priya": ["Priya loves the lemon cake", "Priya is worried about her exam"]}
     assert verify_render(
         fragment, "Priya loves the lemon cake and she is worried about her exam."
@@ -216,12 +227,14 @@ def test_evaluation_present_in_the_source_is_not_framing() -> None:
 def test_first_person_life_claims_are_autobiography(
     fragment: dict[str, list[str]], render: str, span: str
 ) -> None:
+    """First person life claims are autobiography."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert span in spans(verdict, "autobiography")
 
 
 def test_autobiography_is_reported_even_when_every_word_traces() -> None:
+    """Autobiography is reported even when every word traces."""
     verdict = verify_render({"Maria": ["Maria grew up in Leeds"]}, "I grew up in Leeds.")
     assert modes(verdict) == {"autobiography"}
 
@@ -235,6 +248,7 @@ def test_autobiography_is_reported_even_when_every_word_traces() -> None:
     ],
 )
 def test_speaker_framing_is_not_autobiography(render: str) -> None:
+    """Speaker framing is not autobiography."""
     assert "autobiography" not in modes(verify_render(MARIA, render))
 
 
@@ -255,6 +269,7 @@ def test_speaker_framing_is_not_autobiography(render: str) -> None:
     ],
 )
 def test_cannot_run_drops_instead_of_raising(fragment: object, render: object) -> None:
+    """Cannot run drops instead of raising."""
     verdict = verify_render(fragment, render)  # type: ignore[arg-type]
     assert verdict.ok is False
     assert [f.mode for f in verdict.failures] == ["untraceable"]
@@ -274,17 +289,20 @@ def test_cannot_run_drops_instead_of_raising(fragment: object, render: object) -
     ],
 )
 def test_junk_never_raises(render: str) -> None:
+    """Junk never raises."""
     verdict = verify_render(MARIA, render, utterance=render)
     assert isinstance(verdict, Verdict)
     assert verdict.ok == (not verdict.failures)
 
 
 def test_utterance_that_is_not_text_drops() -> None:
+    """Utterance that is not text drops."""
     verdict = verify_render(MARIA, "Maria walks the dog.", utterance=None)  # type: ignore[arg-type]
     assert not verdict.ok
 
 
 def test_verdict_is_frozen_and_spans_are_distinct() -> None:
+    """Verdict is frozen and spans are distinct."""
     verdict = verify_render(MARIA, "Maria walks the dog by the canal and the canal path.")
     assert verdict.untraceable_spans == ("canal", "path")
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -293,6 +311,7 @@ def test_verdict_is_frozen_and_spans_are_distinct() -> None:
 
 
 def test_spans_are_render_text() -> None:
+    """Failing spans are quoted as the render wrote them."""
     verdict = verify_render(BOILER, "The Boiler was serviced on MARCH 3 at 07:30 by Kevin.")
     assert verdict.untraceable_spans == ("Kevin",)
     assert spans(verdict, "precise") == ["Kevin"]
@@ -347,6 +366,7 @@ ANA_BEN = {"Ana": ["Ana drives Ben to school"], "Ben": ["Ben plays chess on Frid
 def test_negation_dropped_or_added_is_polarity(
     fragment: dict[str, list[str]], render: str, span: str
 ) -> None:
+    """Negation dropped or added is polarity."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert span in spans(verdict, "polarity")
@@ -375,6 +395,7 @@ def test_negation_dropped_or_added_is_polarity(
 def test_roles_or_values_swapped_within_a_phrase(
     fragment: dict[str, list[str]], render: str
 ) -> None:
+    """Roles or values swapped within a phrase."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert modes(verdict) == {"swapped"}
@@ -407,6 +428,7 @@ def test_roles_or_values_swapped_within_a_phrase(
 def test_weakened_or_changed_quantifier(
     fragment: dict[str, list[str]], render: str, mode_span: str
 ) -> None:
+    """Weakened or changed quantifier."""
     verdict = verify_render(fragment, render)
     assert not verdict.ok
     assert mode_span in spans(verdict, "quantifier")
@@ -472,22 +494,26 @@ def test_weakened_or_changed_quantifier(
     ],
 )
 def test_faithful_structure_passes(fragment: dict[str, list[str]], render: str) -> None:
+    """Faithful structure passes."""
     verdict = verify_render(fragment, render)
     assert verdict.ok, verdict.failures
 
 
 @pytest.mark.parametrize("framing", lexicon.FRAMING)
 def test_every_extractive_framing_is_form(framing: str) -> None:
+    """Every extractive framing is form."""
     render = f"{framing.capitalize()}, Maria walks the dog every morning."
     assert verify_render(MARIA, render).ok
 
 
 def test_framing_words_are_form_only_as_framing() -> None:
+    """Framing words are form only as framing."""
     verdict = verify_render(MARIA, "As far as the canal, Maria walks the dog every morning.")
     assert "far" in spans(verdict, "untraceable")
 
 
 def test_structural_failure_names_the_clause_and_keeps_render_order() -> None:
+    """Structural failure names the clause and keeps render order."""
     verdict = verify_render(HUGO, "Hugo is allergic to cats, and Hugo has a cockatoo.")
     assert verdict.failures == (
         Failure("polarity", "Hugo is allergic to cats"),
@@ -496,6 +522,7 @@ def test_structural_failure_names_the_clause_and_keeps_render_order() -> None:
 
 
 def test_a_clause_that_failed_word_by_word_is_not_also_misaligned() -> None:
+    """A clause that failed word by word is not also misaligned."""
     verdict = verify_render(ANA, "Ben drives Ana to the station.")
     assert modes(verdict) == {"untraceable"}
 
@@ -519,5 +546,6 @@ def _corpus() -> list[str]:
 
 
 def test_piecewise_segmentation_is_uniseg_segmentation() -> None:
+    """Piecewise segmentation is uniseg segmentation."""
     for text in _corpus():
         assert _segments(text) == list(words(text)), text
