@@ -38,7 +38,7 @@ from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN
+from .const import DOMAIN, LOGGER
 from .gpu.backend import CpuBackend, SelectionBackend, select_backend
 from .memory import replay
 from .memory.acceptance import run_acceptance
@@ -65,6 +65,7 @@ from .memory_reads import MemoryReader
 from .memory_reports import (
     EVENT_ADMITTED,
     EVENT_REFUSED,
+    MEMORY_FULL,
     STORE_ERROR,
     IntakeReport,
     failed,
@@ -159,6 +160,7 @@ class MemoryOrgan:
         self._reader = MemoryReader(hass, store=store, selection=selection, embedder=self._embedder)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
         # so the next start finds a current checkpoint.
+        self._retaining: asyncio.Task[None] | None = None  # forgetting past `max_memories`
         self._unsub_stop: CALLBACK_TYPE | None = hass.bus.async_listen_once(
             EVENT_HOMEASSISTANT_STOP, self._async_on_stop
         )
@@ -236,6 +238,8 @@ class MemoryOrgan:
         write the checkpoint and close the store. Idempotent: unload and stop both call it."""
         if self._writer.closed:
             return
+        if self._retaining is not None:  # a forget under way finishes; none starts after it
+            await self._retaining
         self._writer.closed = True
         if self._unsub_stop is not None:
             self._unsub_stop()
@@ -332,7 +336,12 @@ class MemoryOrgan:
         """An explicit memory (`alto.remember`, a new todo item); remembers that arrive together
         are written as one entry."""
         item = _said_now(text, source_id, owner, actor)
-        report = await self._writer.async_remember(item)
+        limit = self._settings.max_memories
+        if await self._hass.async_add_executor_job(self.store.explicit_full, limit):
+            LOGGER.warning("Memory full: %d authored memories is the limit (max_memories)", limit)
+            report = failed(MEMORY_FULL, "remember")
+        else:
+            report = await self._writer.async_remember(item)
         fire_report(self._hass, report, item)
         return report
 
@@ -396,6 +405,37 @@ class MemoryOrgan:
     @callback
     def _changed(self) -> None:
         async_dispatcher_send(self._hass, signal_memory_changed(self._entry_id))
+        self._retain()
+
+    @callback
+    def _retain(self) -> None:
+        """Start forgetting the oldest memories when there are more than `max_memories`."""
+        if self._retaining is not None and not self._retaining.done():
+            return  # the running pass sees this write too
+        if self._writer.closed:
+            return
+        if self.store.count_all(current_only=False) <= self._settings.max_memories:
+            return
+        self._retaining = self._hass.async_create_background_task(
+            self._async_retain(), f"alto_memory_retention_{self._entry_id}"
+        )
+
+    async def _async_retain(self) -> None:
+        """Forget the oldest forgettable memories past the limit (`memory.retention`), through
+        the forget path: journaled, erased, replayable."""
+        limit = self._settings.max_memories
+        plan = await self._hass.async_add_executor_job(self.store.retention, limit)
+        forgotten = 0
+        for viewer, ids in plan.items():
+            report = await self._writer.async_forget(ids, viewer=viewer)
+            fire_report(self._hass, report, None, actor=viewer)
+            if not report.admitted:
+                LOGGER.warning("Memory retention could not forget: %s", report.reason)
+                break
+            forgotten += len(ids)
+        if forgotten:
+            LOGGER.info("Forgot the %d oldest memories (max_memories is %d)", forgotten, limit)
+            await self._writer.async_changed_rows()
 
 
 def _said_now(text: str, source_id: str, owner: str, actor: str | None) -> IntakeInput:

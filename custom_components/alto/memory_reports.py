@@ -24,6 +24,7 @@ EVENT_REFUSED = "alto_memory_refused"
 STORE_ERROR = "store_error"  # nothing was written
 STORE_PENDING = "store_pending"  # journaled; the store catches up before the next write
 JOURNAL_DAMAGED = "journal_damaged"  # the journal does not verify: nothing is written
+MEMORY_FULL = "memory_full"  # authored memories alone reach max_memories: nothing is written
 
 
 @dataclass(slots=True)
@@ -41,7 +42,7 @@ class IntakeReport:
         """The translated error a refused write gives a service call or the todo list."""
         if self.admitted:
             return
-        if self.reason in (STORE_ERROR, STORE_PENDING, JOURNAL_DAMAGED):
+        if self.reason in (STORE_ERROR, STORE_PENDING, JOURNAL_DAMAGED, MEMORY_FULL):
             raise HomeAssistantError(translation_domain=DOMAIN, translation_key=self.reason)
         if self.op == "forget" and self.reason == Reason.UNKNOWN_ID:
             raise ServiceValidationError(translation_domain=DOMAIN, translation_key="not_found")
@@ -65,7 +66,10 @@ def report_of(result: intake.IntakeResult, position: int = 0, *, op: str) -> Int
 
 
 def failed(reason: str, op: str) -> IntakeReport:
-    """A write refused by the organ itself (`STORE_ERROR`, `STORE_PENDING`, `JOURNAL_DAMAGED`)."""
+    """A write refused by the organ itself.
+
+    `STORE_ERROR`, `STORE_PENDING`, `JOURNAL_DAMAGED` or `MEMORY_FULL`.
+    """
     return IntakeReport(False, [], None, int(Status.REFUSED), reason, op)
 
 

@@ -59,6 +59,7 @@ from .journal_tail import last_lines
 from .matrix import Snapshot
 from .recall import turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
+from .retention import explicit_full, over_limit
 from .scoring import Scorer, default_scorer, scores, top_k
 from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
 from .server import client as server_client
@@ -328,6 +329,16 @@ class MemoryStore:
         """How many rows are stored across every scope (current ones only by default)."""
         with self._lock:
             return self.state.count(current_only=current_only)
+
+    def retention(self, limit: int) -> dict[str | None, list[int]]:
+        """The rows to forget so that at most `limit` stay, by viewer (`retention.over_limit`)."""
+        with self._lock:
+            return over_limit(self.state, limit)
+
+    def explicit_full(self, limit: int, adding: int = 1) -> bool:
+        """Whether `adding` authored memories would pass `limit` (`retention.explicit_full`)."""
+        with self._lock:
+            return explicit_full(self.state, limit, adding)
 
     def has_rows(self) -> bool:
         """Whether any row is stored, current or superseded."""
