@@ -1,4 +1,4 @@
-"""Diagnostics, with the API key and the Ollama URL's credentials and query redacted."""
+"""Diagnostics, with the API key, the Chroma token and the Ollama URL's credentials redacted."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from homeassistant.components.diagnostics import REDACTED, async_redact_data
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 
-from .const import CONF_PROMPT, CONF_URL
+from .const import CONF_CHROMA_TOKEN, CONF_PROMPT, CONF_URL
 from .coordinator import AltoConfigEntry
 
 
@@ -40,7 +40,7 @@ async def async_get_config_entry_diagnostics(
     """
     runtime = entry.runtime_data
     coordinator = runtime.coordinator
-    options = dict(entry.options)
+    options = async_redact_data(dict(entry.options), {CONF_CHROMA_TOKEN})
     if CONF_PROMPT in options:
         options[CONF_PROMPT] = REDACTED  # the household's persona text may be personal
     return {

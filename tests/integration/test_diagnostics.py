@@ -15,7 +15,12 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_URL
+from custom_components.alto.const import (
+    CONF_CHROMA_TOKEN,
+    CONF_EMBEDDING_MODEL,
+    CONF_MODEL,
+    CONF_URL,
+)
 from custom_components.alto.diagnostics import redact_url
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
@@ -49,8 +54,8 @@ def entry_data(fake_ollama: FakeOllama) -> dict[str, Any]:
 
 @pytest.fixture
 def entry_options() -> dict[str, Any]:
-    """A persona prompt that diagnostics must not show."""
-    return {"prompt": "my family's secrets"}
+    """A persona prompt and a Chroma token that diagnostics must not show."""
+    return {"prompt": "my family's secrets", CONF_CHROMA_TOKEN: "chroma-secret"}
 
 
 async def test_diagnostics(
@@ -70,6 +75,7 @@ async def test_diagnostics(
     assert "pw" not in str(diagnostics)
     assert "secrets" not in str(diagnostics)
     assert "tok-123" not in str(diagnostics)
+    assert "chroma-secret" not in str(diagnostics)
     assert diagnostics["served_models"][CHAT_MODEL] == digest_of(CHAT_MODEL)
     assert diagnostics["model_available"] is True
     # No PyCUDA here: gpu "auto" fell back to the CPU path (onnxruntime's integer GEMM).
