@@ -1,4 +1,6 @@
-"""Plain helpers shared by the integration tests: the agent id, turns, results, memory services.
+"""Plain helpers shared by the integration tests.
+
+The agent id, turns, results, memory services and the reflect organ's passes.
 
 Fixtures live in `conftest.py`; this module holds functions and constants only. Three ways to
 hold a turn differ in what they wait for, and each test module says which it means by its name:
@@ -9,7 +11,9 @@ background tasks too (the memory intake, a late Surfacer render).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ from custom_components.alto.memory.profile import (
     STATEMENT_INSTRUCTION,
 )
 from custom_components.alto.memory_organ import MemoryOrgan
+from custom_components.alto.reflection import ReflectionOrgan
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 
@@ -288,3 +293,60 @@ def situation_of(body: dict[str, Any]) -> str:
     ]
     assert len(found) == 1, body["messages"]
     return str(found[0])
+
+
+# -- the reflect organ's passes -------------------------------------------------------------------
+# The background passes are told apart from the conversation by their `format` schema: N+1's has
+# `observations`, reflection's `items`, synthesis's `themes`.
+type Body = dict[str, Any]
+
+SYNTHESIS_FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution", "patterns")
+
+
+def kind_of(body: Body) -> str | None:
+    """The pass a chat request belongs to, by its `format` schema (None: not a pass)."""
+    properties = (body.get("format") or {}).get("properties") or {}
+    for key, kind in (("observations", "n1"), ("items", "reflect"), ("themes", "synthesize")):
+        if key in properties:
+            return kind
+    return None
+
+
+def said_in(body: Body, words: str) -> list[int]:
+    """The turns shown to a pass whose person's line holds `words`."""
+    blocks = re.findall(r"^T(\d+) \(.*\)\nperson: (.*)$", body["messages"][1]["content"], re.M)
+    return [int(n) for n, person in blocks if words in person]
+
+
+def answer(**fields: Any) -> ChatReply:
+    """A JSON answer (not streamed, so one chunk)."""
+    return ChatReply(chunks=[json.dumps(fields)])
+
+
+def synthesis_answer(**elements: list[dict[str, Any]]) -> ChatReply:
+    """A synthesis answer: the fields given, every other one empty."""
+    return answer(**{name: elements.get(name, []) for name in SYNTHESIS_FIELDS})
+
+
+def turn_refs(body: Body) -> list[str]:
+    """The turn references (``T<n>``) a synthesis request lets an element cite, oldest first."""
+    element = body["format"]["properties"]["themes"]["items"]["properties"]["cites"]["items"]
+    return [ref for ref in element["enum"] if ref.startswith("T")]
+
+
+def reflection_organ(hass: HomeAssistant) -> ReflectionOrgan:
+    """The loaded entry's reflect organ."""
+    organ: ReflectionOrgan = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.reflection
+    return organ
+
+
+async def settle(hass: HomeAssistant) -> None:
+    """Wait until no pass is queued or running, and what the turns and passes started is done."""
+    runner = reflection_organ(hass).runner
+    for _ in range(1000):
+        await hass.async_block_till_done(wait_background_tasks=True)
+        if not runner.queued and runner.running is None:
+            await hass.async_block_till_done(wait_background_tasks=True)
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"passes still queued: {runner.queued}, running: {runner.running}")

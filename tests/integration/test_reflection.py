@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -46,7 +45,6 @@ from custom_components.alto.const import (
     CONF_N1_MODEL,
     CONF_REFLECT,
     CONF_REFLECTION_ENABLED,
-    DOMAIN,
 )
 from custom_components.alto.memory.records import HOUSEHOLD
 from custom_components.alto.memory_organ import EVENT_ADMITTED, storage_dir
@@ -55,11 +53,23 @@ from custom_components.alto.reflection import (
     EVENT_PRESSURE,
     EVENT_REFLECTION,
     EVENT_SYNTHESIS,
-    ReflectionOrgan,
 )
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
-from .helpers import alto_service, converse, situation_of, state
+from .helpers import (
+    Body,
+    alto_service,
+    answer,
+    converse,
+    kind_of,
+    reflection_organ,
+    said_in,
+    settle,
+    situation_of,
+    state,
+    synthesis_answer,
+    turn_refs,
+)
 
 INBOX = "todo.alto_inbox"
 INBOX_SIZE = "sensor.alto_inbox_size"
@@ -71,8 +81,6 @@ NUM_CTX = 8192  # the default context window
 PRESSED = 7000  # prompt tokens the fake reports under pressure: 85 % of NUM_CTX
 SMALL = "qwen2.5:0.5b"  # a smaller model for one pass
 
-type Body = dict[str, Any]
-
 
 @pytest.fixture
 def entry_options() -> dict[str, Any]:
@@ -81,15 +89,6 @@ def entry_options() -> dict[str, Any]:
 
 
 # -- telling requests apart -----------------------------------------------------------------------
-def kind_of(body: Body) -> str | None:
-    """The pass a chat request belongs to, by its `format` schema (None: not a pass)."""
-    properties = (body.get("format") or {}).get("properties") or {}
-    for key, kind in (("observations", "n1"), ("items", "reflect"), ("themes", "synthesize")):
-        if key in properties:
-            return kind
-    return None
-
-
 def passes(fake: FakeOllama, kind: str) -> list[Body]:
     """The chat requests of one pass kind, in order."""
     return [body for body in fake.chat_requests if kind_of(body) == kind]
@@ -111,17 +110,6 @@ def shown_turns(body: Body) -> list[int]:
     return observation["properties"]["turns"]["items"]["enum"]
 
 
-def said_in(body: Body, words: str) -> list[int]:
-    """The turns shown to a pass whose person's line holds `words`."""
-    blocks = re.findall(r"^T(\d+) \(.*\)\nperson: (.*)$", body["messages"][1]["content"], re.M)
-    return [int(n) for n, person in blocks if words in person]
-
-
-def answer(**fields: Any) -> ChatReply:
-    """A JSON answer (not streamed, so one chunk)."""
-    return ChatReply(chunks=[json.dumps(fields)])
-
-
 def observe_plumber(urgency: str) -> Callable[[Body], ChatReply]:
     """N+1 answers: an observation of `urgency` on the turn speaking of the plumber, if any."""
 
@@ -141,30 +129,10 @@ def observe_plumber(urgency: str) -> Callable[[Body], ChatReply]:
 
 def synthesize_theme(body: Body) -> ChatReply:
     """A synthesis with one theme citing the newest turn shown."""
-    element = body["format"]["properties"]["themes"]["items"]["properties"]["cites"]["items"]
-    refs = [ref for ref in element["enum"] if ref.startswith("T")]
-    empty: dict[str, list[Any]] = {
-        name: [] for name in ("emotions", "tensions", "anchors", "evolution", "patterns")
-    }
-    return answer(themes=[{"text": THEME, "cites": [refs[-1]]}], **empty)
+    return synthesis_answer(themes=[{"text": THEME, "cites": [turn_refs(body)[-1]]}])
 
 
 # -- the organ ------------------------------------------------------------------------------------
-def organ(hass: HomeAssistant) -> ReflectionOrgan:
-    """The loaded entry's reflect organ."""
-    return hass.config_entries.async_entries(DOMAIN)[0].runtime_data.reflection
-
-
-async def settle(hass: HomeAssistant) -> None:
-    """Wait until no pass is queued or running, and what the turns and passes started is done."""
-    runner = organ(hass).runner
-    for _ in range(1000):
-        await hass.async_block_till_done(wait_background_tasks=True)
-        if not runner.queued and runner.running is None:
-            await hass.async_block_till_done(wait_background_tasks=True)
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"passes still queued: {runner.queued}, running: {runner.running}")
 
 
 async def household_turns(hass: HomeAssistant, count: int) -> None:
@@ -214,7 +182,7 @@ async def test_an_intrusive_observation_surfaces_once_to_its_own_person(
     await settle(hass)
     await converse(hass, "And now?", context=ana)
     assert NOTICED not in everything_sent(conversational(fake_ollama)[-1])
-    inbox = await organ(hass).reflector.inbox(ana.user_id or "")
+    inbox = await reflection_organ(hass).reflector.inbox(ana.user_id or "")
     assert ([o.id for o in inbox.intrusive], [o.id for o in inbox.sent]) == (
         [],
         [observed[0].data["id"]],
@@ -244,7 +212,7 @@ async def test_a_turn_preempts_the_pass_in_flight_and_it_runs_again_after(
         if passes(fake_ollama, "n1"):
             break
         await asyncio.sleep(0.01)
-    assert organ(hass).runner.running == ("n1", HOUSEHOLD)
+    assert reflection_organ(hass).runner.running == ("n1", HOUSEHOLD)
     started = time.monotonic()
     await converse(hass, "Thanks, that's all.")
     assert time.monotonic() - started < 1.5  # the slow pass held nothing up
@@ -275,7 +243,7 @@ async def test_the_household_inbox_is_a_list_and_checking_an_item_off_completes_
     )
     await hass.async_block_till_done()
     assert (state(hass, INBOX), state(hass, INBOX_SIZE)) == ("0", "0")
-    assert (await organ(hass).reflector.inbox(HOUSEHOLD)).pending == ()
+    assert (await reflection_organ(hass).reflector.inbox(HOUSEHOLD)).pending == ()
 
 
 async def test_a_nomination_goes_to_memory_intake_as_the_persons_own_words(
@@ -326,7 +294,7 @@ async def test_twenty_five_messages_make_one_reflection(
     assert (reflected[0].data["appended"], reflected[0].data["exited_cleanly"]) == (1, True)
     assert "dimmer" not in json.dumps(reflected[0].data)
     assert state(hass, "sensor.alto_last_reflection") not in ("unknown", "unavailable")
-    ledgers = await organ(hass).reflector.ledgers(HOUSEHOLD)
+    ledgers = await reflection_organ(hass).reflector.ledgers(HOUSEHOLD)
     assert [e.content for lines in ledgers.values() for e in lines] == [fact["content"]]
     await household_turns(hass, 5)
     await settle(hass)
@@ -425,7 +393,7 @@ async def test_purge_deletes_a_users_turn_log(
     assert await hass.async_add_executor_job(journal.exists)
     await alto_service(hass, "purge", {"owner": ben.user_id}, ana)
     assert not await hass.async_add_executor_job(journal.exists)
-    assert await organ(hass).reflector.turns(ben.user_id or "") == ()
+    assert await reflection_organ(hass).reflector.turns(ben.user_id or "") == ()
 
 
 # -- the services and the options -----------------------------------------------------------------

@@ -34,8 +34,18 @@ from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.thoughts import signal_thought
 
 from ..fake_ollama import ChatReply, FakeOllama
-from .helpers import alto_service, converse, memory
-from .test_reflection import Body, answer, kind_of, said_in, settle
+from .helpers import (
+    Body,
+    alto_service,
+    answer,
+    converse,
+    kind_of,
+    memory,
+    said_in,
+    settle,
+    synthesis_answer,
+    turn_refs,
+)
 
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
@@ -392,11 +402,9 @@ def observe(body: Body) -> ChatReply:
 def synthesize(body: Body) -> ChatReply:
     """A synthesis: a theme per word of `THEMES` in the turns shown, citing the first turn."""
     shown = body["messages"][1]["content"]
-    element = body["format"]["properties"]["themes"]["items"]["properties"]["cites"]["items"]
-    first = next(ref for ref in element["enum"] if ref.startswith("T"))
+    first = turn_refs(body)[0]
     themes = [{"text": theme, "cites": [first]} for word, theme in THEMES.items() if word in shown]
-    empty = {name: [] for name in ("emotions", "tensions", "anchors", "evolution", "patterns")}
-    return answer(themes=themes, **empty)
+    return synthesis_answer(themes=themes)
 
 
 class TestInboxAndSynthesis:

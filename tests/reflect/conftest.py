@@ -86,6 +86,35 @@ def n1_answer(observations: list[dict[str, Any]] | None = None, nominations: lis
     return answer(observations=observations or [], nominations=list(nominations))
 
 
+def item(content: str, turns: list[int], ledger: str = "home", resolves: int = 0) -> dict[str, Any]:
+    """One item a reflection extracts."""
+    return {
+        "kind": "fact",
+        "ledger": ledger,
+        "content": content,
+        "turns": turns,
+        "resolves": resolves,
+    }
+
+
+def reflected(*items: dict[str, Any], nominations: tuple[dict[str, Any], ...] = ()) -> str:
+    """A reflection answer."""
+    return answer(items=list(items), nominations=list(nominations))
+
+
+SYNTHESIS_FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution", "patterns")
+
+
+def synthesized(**elements: list[tuple[str, list[str]]]) -> str:
+    """A synthesis answer: each field a list of (text, cites), the others empty."""
+    return answer(
+        **{
+            name: [{"text": text, "cites": cites} for text, cites in elements.get(name, [])]
+            for name in SYNTHESIS_FIELDS
+        }
+    )
+
+
 LIGHT_OFF = Outcome("executed", "light.kitchen", "turn_off")
 LOCK_FAILED = Outcome("failed", "lock.front_door", "lock")
 

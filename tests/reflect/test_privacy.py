@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from custom_components.alto.reflect import Ledger, Reflector
 
-from .conftest import USER_A, USER_B, ScriptedModel, answer, n1_answer, say
+from .conftest import (
+    USER_A,
+    USER_B,
+    ScriptedModel,
+    item,
+    n1_answer,
+    reflected,
+    say,
+    synthesized,
+)
 
 SECRET = "my diagnosis is private"
-FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution")
-
-
-def reflected(content: str) -> str:
-    """A reflection answer with one home line citing turn 1."""
-    item = {"kind": "fact", "ledger": "home", "content": content, "turns": [1], "resolves": 0}
-    return answer(items=[item], nominations=[])
-
-
-def synthesized(text: str) -> str:
-    """A synthesis answer with one pattern citing turn 1."""
-    return answer(**{name: [] for name in FIELDS}, patterns=[{"text": text, "cites": ["T1"]}])
 
 
 async def test_passes_of_one_scope_never_see_another(
@@ -27,7 +24,11 @@ async def test_passes_of_one_scope_never_see_another(
     """A's turns, observations, ledger lines and synthesis reach no pass of B or the household."""
     await say(organ, USER_A, f"Remember: {SECRET}. I'll call the clinic.", "Noted.")
     intrusive = {"mandate": "surface", "turns": [1], "content": "A-note", "urgency": "high"}
-    model.script += [n1_answer([intrusive]), reflected("A-line"), synthesized("A-pattern")]
+    model.script += [
+        n1_answer([intrusive]),
+        reflected(item("A-line", [1])),
+        synthesized(patterns=[("A-pattern", ["T1"])]),
+    ]
     await organ.run_n1(USER_A)
     await organ.reflect(USER_A)
     await organ.synthesize(USER_A)
@@ -35,7 +36,11 @@ async def test_passes_of_one_scope_never_see_another(
 
     for scope in (USER_B, "household"):
         await say(organ, scope, "What is the weather?", "Sunny.")
-        model.script += [n1_answer(), reflected(f"{scope}-line"), synthesized(f"{scope}-pattern")]
+        model.script += [
+            n1_answer(),
+            reflected(item(f"{scope}-line", [1])),
+            synthesized(patterns=[(f"{scope}-pattern", ["T1"])]),
+        ]
         await organ.run_n1(scope)
         await organ.reflect(scope)
         await organ.synthesize(scope)

@@ -5,31 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from custom_components.alto.reflect import Ledger, Nomination, Reflector
 
-from .conftest import USER_A, Clock, Gate, ScriptedModel, answer, entries, say
+from .conftest import USER_A, Clock, Gate, ScriptedModel, entries, item, reflected, say
 
 DAY = 86400
-
-
-def item(content: str, turns: list[int], ledger: str = "home", resolves: int = 0) -> dict[str, Any]:
-    """One extracted item."""
-    return {
-        "kind": "fact",
-        "ledger": ledger,
-        "content": content,
-        "turns": turns,
-        "resolves": resolves,
-    }
-
-
-def reflected(*items: dict[str, Any], nominations: tuple[dict[str, Any], ...] = ()) -> str:
-    """A reflection answer."""
-    return answer(items=list(items), nominations=list(nominations))
 
 
 async def talk(organ: Reflector, count: int, scope: str = USER_A) -> None:

@@ -10,19 +10,7 @@ import pytest
 
 from custom_components.alto.reflect import Pressure, Reflector
 
-from .conftest import USER_A, USER_B, Gate, ScriptedModel, answer, entries, say
-
-FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution", "patterns")
-
-
-def synthesized(**elements: list[tuple[str, list[str]]]) -> str:
-    """A synthesis answer: each field a list of (text, cites)."""
-    return answer(
-        **{
-            name: [{"text": text, "cites": cites} for text, cites in elements.get(name, [])]
-            for name in FIELDS
-        }
-    )
+from .conftest import USER_A, USER_B, Gate, ScriptedModel, answer, entries, say, synthesized
 
 
 async def talk(organ: Reflector, count: int) -> None:
