@@ -91,7 +91,7 @@ class Pending:
     def oldest(self, limit: int, *, exclude: Iterable[tuple[str, int]] = ()) -> list[Accepted]:
         """Up to `limit` pending sources of the oldest one's mode, oldest first.
 
-        None of `exclude` (sources already being interpreted).
+        Sources in `exclude` (already being interpreted) are left out.
         """
         skip = set(exclude)
         candidates = [a for a in self._items.values() if a.item.source_key not in skip]
