@@ -24,6 +24,8 @@ from .coordinator import (
     ThoughtCoordinator,
 )
 from .exposure import ExposureIndex
+from .memory.server import ServerError
+from .memory_damage import report_server_unavailable
 from .memory_organ import MemoryOrgan, storage_dir
 from .model_client import close_client, make_client
 from .panel import async_setup_panel
@@ -149,12 +151,18 @@ async def _async_open_memory(
     settings: AltoSettings,
 ) -> MemoryOrgan | None:
     """Open the memory organ; without a store Alto still talks, it just remembers nothing."""
+    server = settings.chroma_host
     try:
         await hass.async_add_executor_job(_make_private, storage_dir(hass, entry.entry_id))
         memory = await MemoryOrgan.async_open(hass, entry.entry_id, client, settings)
+    except ServerError as err:  # a repair issue names it: a token or certificate changed
+        LOGGER.warning("Chroma server %s unusable, Alto will not remember: %s", server, err)
+        report_server_unavailable(hass, entry.entry_id, server or "", err.reason)
+        return None
     except Exception as err:  # noqa: BLE001 - any store failure: Alto talks without memory
         LOGGER.warning("Memory store unavailable, Alto will not remember: %s", err)
         return None
+    report_server_unavailable(hass, entry.entry_id, server or "", None)
 
     @callback
     def _digest() -> None:

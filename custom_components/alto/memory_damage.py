@@ -7,7 +7,8 @@ repair issue that says how to recover.
 A Chroma server whose rows differ from the journal's (`MemoryStore.check_server`: rows Alto
 never wrote, changed or missing) had none of them read; its copy was rebuilt from the journal,
 and a repair issue says so, persistent until dismissed: a server that changed under Alto is worth
-a look.
+a look. A server that cannot be used at setup (unreachable, token refused, certificate not
+verified) is an issue too, cleared by the next setup that reaches it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from .memory.store import ServerCheck
 
 ISSUE_JOURNAL_DAMAGED = "journal_damaged"
 ISSUE_SERVER_MISMATCH = "chroma_server_mismatch"
+ISSUE_SERVER_UNAVAILABLE = "chroma_server_unavailable"
+SERVER_REASONS = ("cannot_connect", "invalid_auth", "tls_failed")  # `server.ServerError.reason`
 
 
 @callback
@@ -80,4 +83,28 @@ def report_server_mismatch(
             "changed": str(check.changed),
             "missing": str(check.missing),
         },
+    )
+
+
+@callback
+def report_server_unavailable(
+    hass: HomeAssistant, entry_id: str, host: str, reason: str | None
+) -> None:
+    """A repair issue while the entry's Chroma server cannot be used (None: it can).
+
+    The issue names why (`server.ServerError.reason`): the server unreachable, the token
+    refused, or the certificate not verified; Alto then talks without memory.
+    """
+    issue = f"{ISSUE_SERVER_UNAVAILABLE}_{entry_id}"
+    if reason is None:
+        ir.async_delete_issue(hass, DOMAIN, issue)
+        return
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        issue,
+        is_fixable=False,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key=f"chroma_{reason}" if reason in SERVER_REASONS else "chroma_cannot_connect",
+        translation_placeholders={"host": host},
     )

@@ -279,3 +279,34 @@ async def test_rows_written_behind_altos_back_are_never_read(
     assert sorted(zip(again["ids"], again["documents"], strict=True)) == [
         (str(kept), "The wifi password is on the fridge.")
     ]
+
+
+async def test_a_server_that_refuses_at_setup_is_a_repair_issue(
+    hass: HomeAssistant, socket_enabled: None, setup_alto: MockConfigEntry, gate: Gate
+) -> None:
+    """A token the server no longer takes leaves Alto talking without memory, with an issue.
+
+    Options that work again clear the issue at the reload they cause.
+    """
+    stale = MockConfigEntry(
+        domain=DOMAIN,
+        title="Alto 2",
+        data=dict(setup_alto.data),
+        options=server_options(gate, **{CONF_CHROMA_TOKEN: "rotated"}),
+    )
+    stale.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(stale.entry_id)
+    await hass.async_block_till_done()
+    assert stale.runtime_data.memory is None
+    issues = ir.async_get(hass)
+    issue = issues.async_get_issue(DOMAIN, f"chroma_server_unavailable_{stale.entry_id}")
+    assert issue is not None
+    assert issue.translation_key == "chroma_invalid_auth"
+    for path in [COMPONENT / "strings.json", *sorted((COMPONENT / "translations").glob("*.json"))]:
+        assert json.loads(path.read_text())["issues"]["chroma_invalid_auth"]["description"]
+
+    assert (await configure(hass, stale, server_options(gate)))["type"] is (
+        FlowResultType.CREATE_ENTRY
+    )
+    assert stale.runtime_data.memory is not None
+    assert issues.async_get_issue(DOMAIN, f"chroma_server_unavailable_{stale.entry_id}") is None
