@@ -40,7 +40,7 @@ from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, LOGGER
 from .gpu.backend import CpuBackend, SelectionBackend, select_backend
-from .memory import replay
+from .memory import redaction, replay
 from .memory.acceptance import run_acceptance
 from .memory.checkpoint import Checkpoint
 from .memory.journal import Damage, Journal
@@ -190,6 +190,8 @@ class MemoryOrgan:
             if journal.damage is None:
                 try:
                     replay.reconcile(journal, store)  # a crash between journal and store
+                    # ... or between a forget entry and the lines it erases
+                    redaction.finish(journal, store.state)
                     # A server's rows against the journal's state; rebuilt when they differ.
                     if checked := store.check_server():
                         replay.reconcile(journal, store)

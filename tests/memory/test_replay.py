@@ -66,6 +66,8 @@ async def test_clean_journal_replays(store: MemoryStore, journal: Journal) -> No
         "ok": True,
         "first_mismatch": None,
         "reason": None,
+        "redacted": 1,  # the remembered "Code 42." was forgotten: its entry is a tombstone
+        "unverified": 0,
     }
     entries = list(journal.entries())
     assert entries[0]["prev"] == GENESIS

@@ -21,8 +21,11 @@ from custom_components.alto.memory.store import COLLECTION, MemoryStore
 
 from .test_replay import build_history
 
-JOURNAL_SHA256 = "44125eeda272b0d094a967cde50501dac7398403e5b87417d6e1f2a622a52141"
-CHECKPOINT_SHA256 = "8961a0211a005a4cb4f64d674de20849a868cff400ec4237a7df408565e671f6"
+# The forget of entry 4 lists the tombstone of entry 3 (`redaction`), which holds no "Code 42.".
+JOURNAL_SHA256 = "fe32317beb987c36ee7b1445decdcbbbc138d608649974167f8cf74b84b8d32f"
+CHECKPOINT_SHA256 = (
+    "f6a36e5ca25af4c3a040a1cb0bae5ca6772e01e1aa42823a1224d29f615ce496"  # its entry's hash
+)
 CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
 
 
@@ -55,10 +58,13 @@ async def test_history_is_written_byte_for_byte_as_before(tmp_path: Path) -> Non
     )
     assert _sha256(journal.path.read_bytes()) == JOURNAL_SHA256
     assert _sha256(checkpoint.path.read_bytes()) == CHECKPOINT_SHA256
+    assert b"Code 42." not in journal.path.read_bytes()
     assert _sha256(chroma.encode()) == CHROMA_SHA256
     assert replay(journal.path) == {
         "entries": 5,
         "ok": True,
         "first_mismatch": None,
         "reason": None,
+        "redacted": 1,  # the remembered "Code 42." was forgotten: its entry is a tombstone
+        "unverified": 0,
     }

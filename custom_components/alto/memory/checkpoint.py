@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from .journal import entry_hash
+from .journal import Authorizations, authorizations, entry_hash, mutation_of, sound
 from .journal_tail import entries_from
 from .matrix import BLOCK_ROWS
-from .records import MemoryState, Mutation, Row, canonical_json
+from .records import MemoryState, Row, canonical_json
 
 MAGIC = b"ALTO-MEMORY-CHECKPOINT 1\n"
 ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "vector")
@@ -85,7 +85,7 @@ class Checkpoint:
         first = next(entries, None) if entries is not None else None
         if first is None or first.get("sequence") != state.applied:
             raise ValueError(f"the journal has no entry {state.applied} to verify a checkpoint")
-        if not _sound(first, first.get("hash")):
+        if first.get("hash") != entry_hash(first):
             raise ValueError(f"journal entry {state.applied} is damaged")
         rows = [state.get(row_id) for row_id in snapshot.ids.tolist()]
         table = [[getattr(row, name) for name in ROW_FIELDS] for row in rows]
@@ -119,9 +119,13 @@ def _replayed(
     entries: Iterator[dict[str, Any]],
     target: int,
 ) -> Restored | None:
-    """The checkpoint's state brought to ``target`` by the journal entries after it."""
+    """The checkpoint's state brought to ``target`` by the journal entries after it (read to
+    the end: a tombstone's authorization comes after it, see ``journal``)."""
+    listed = list(entries)
+    authorized = authorizations(listed)
+    entries = iter(listed)
     first = next(entries)
-    if first["sequence"] != header["applied"] or not _sound(first, header["entry"]):
+    if first["sequence"] != header["applied"] or not _sound(first, header["entry"], authorized):
         return None
     state = MemoryState()
     state.restore(rows, blocks, header["applied"])
@@ -130,17 +134,17 @@ def _replayed(
         entry = next(entries)
         if (entry["sequence"], entry["prev"]) != (state.applied + 1, prev):
             return None
-        if not _sound(entry, entry["hash"]):
+        if not _sound(entry, entry["hash"], authorized):
             return None
-        mutation = Mutation.from_json(entry["mutation"], entry["vectors"])
+        mutation = mutation_of(entry)
         deleted |= bool(mutation.delete)
         state.apply(mutation)
         prev = entry["hash"]
     return Restored(state, header["applied"], deleted)
 
 
-def _sound(entry: dict[str, Any], expected: object) -> bool:
-    return entry.get("hash") == expected == entry_hash(entry)
+def _sound(entry: dict[str, Any], expected: object, authorized: Authorizations) -> bool:
+    return entry.get("hash") == expected and sound(entry, authorized)
 
 
 def _read(file: io.BufferedReader) -> tuple[dict[str, Any], list[np.ndarray], list[Row]]:

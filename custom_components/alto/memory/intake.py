@@ -51,7 +51,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .journal import Journal
+from . import redaction
+from .journal import REDACT, Journal
 from .parse import Classification, parse_statements
 from .pending import ACCEPT, REFUSE
 from .pipeline import (
@@ -561,24 +562,40 @@ async def forget(
 ) -> IntakeResult:
     """Delete rows the viewer can see (`alto.forget`, todo item removal).
 
-    Forgetting a source or an explicit memory also deletes every row interpreted from it. The
-    journal keeps the forgetting as an entry; earlier entries (and their text) stay, because the
-    chain is append-only.
+    Forgetting a source or an explicit memory also deletes every row interpreted from it, and
+    erases the forgotten texts (`redaction`): the entry lists the earlier lines that hold them,
+    and once it is written and applied (the store erases its copies) those lines are rewritten
+    as tombstones. A crash in between is finished at the next open (`redaction.finish`).
     """
     chosen = forget_ids(list(ids), viewer, store.state)
     if isinstance(chosen, Refusal):
         return _refused(chosen)
 
-    def build(sequence: int) -> Built[None]:
+    def build(sequence: int) -> Built[list[redaction.Tombstone]]:
         mutation = Mutation(sequence, delete=chosen)
-        body = {
+        deleted = store.state.rows_of(chosen)
+        gone = set(chosen)
+        kept = (row for row in store.state.rows() if row.id not in gone)
+        forgotten = redaction.Forgotten.of(deleted, kept, journal.pending)
+        wrote = {row.sequence for row in deleted}
+        tombstones = redaction.plan(journal.path, forgotten, wrote, sequence)
+        body: dict[str, Any] = {
             "op": "forget",
             "request": {"ids": list(ids), "viewer": viewer or ""},
             "mutation": mutation.to_json(),
             "vectors": [],
         }
-        return body, mutation, None
+        if tombstones:
+            body[REDACT] = [tomb.authorization() for tomb in tombstones]
+        return body, mutation, tombstones
 
     published = await _publish(journal, store, run_blocking, build)
     assert not isinstance(published, Refusal)  # build never refuses
-    return IntakeResult(True, None, Status.OK, None, published[0].sequence, (chosen,))
+    mutation, tombstones = published
+
+    def erase() -> None:
+        with journal.lock:
+            redaction.rewrite(journal.path, tombstones)
+
+    await run_blocking(erase)
+    return IntakeResult(True, None, Status.OK, None, mutation.sequence, (chosen,))

@@ -24,6 +24,17 @@ it costs the same at 100 entries and at 100,000. A journal that fails is *damage
 names the first bad entry, nothing is ever appended to it (`append` raises `JournalDamaged`:
 extending a broken chain would hide the break), and the memory organ keeps serving recall from
 its store and raises a repair issue. `replay` verifies the whole chain.
+
+Forgetting erases (see ``redaction``): each line that holds a forgotten text is rewritten in
+place as a *tombstone*: the same entry with every forgotten text blanked (``""``, a forgotten
+row's vector too), padded with spaces to its old length. A tombstone keeps the original `hash`,
+which no longer matches its content (so a reader tells it from an intact entry) while the next
+entry's ``prev`` still links to it. It is sound only as a later, intact ``forget`` entry
+authorizes it: that entry's ``redact`` lists ``[sequence, original hash, SHA-256 of the
+tombstone's canonical JSON]`` for every line it rewrites, and it is fsync'd before any line is.
+`authorizations` and `sound` are the one check every reader runs (open, `replay`,
+`checkpoint`); a tombstone nobody authorized, or one that differs from what was authorized, is
+damage (``entry_hash``). Apart from those authorized lines, nothing is ever rewritten.
 """
 
 from __future__ import annotations
@@ -32,14 +43,14 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .journal_tail import last_lines, lines_from
 from .pending import Pending, PendingError
-from .records import canonical_json
+from .records import Mutation, canonical_json
 
 GENESIS = "0" * 64
 VERIFY_TAIL = 64  # entries verified at every open
@@ -50,6 +61,57 @@ def entry_hash(entry: dict[str, Any]) -> str:
     """SHA-256 hex of the canonical JSON of `entry` without its `hash` key."""
     body = {key: value for key, value in entry.items() if key != "hash"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+REDACT = "redact"  # a forget entry's list of the tombstones it authorizes
+
+type Authorizations = dict[int, tuple[str, str]]
+
+
+def tombstone_digest(entry: dict[str, Any]) -> str:
+    """SHA-256 hex of a tombstone's canonical JSON (`hash` included): what a forget authorizes."""
+    return hashlib.sha256(canonical_json(entry).encode("utf-8")).hexdigest()
+
+
+def authorizations(entries: Iterable[dict[str, Any]]) -> Authorizations:
+    """Sequence -> (original hash, tombstone digest) for every tombstone that an intact forget
+    among `entries` authorizes (a forget whose own hash fails authorizes nothing; a later
+    forget's authorization of the same line replaces an earlier one's)."""
+    found: Authorizations = {}
+    for entry in entries:
+        listed = entry.get(REDACT)
+        if not listed or entry.get("op") != "forget" or entry.get("hash") != entry_hash(entry):
+            continue
+        for item in listed:
+            match item:
+                case [int(sequence), str(original), str(digest)] if sequence < entry["sequence"]:
+                    found[sequence] = (original, digest)
+    return found
+
+
+def sound(entry: dict[str, Any], authorized: Authorizations) -> bool:
+    """Whether an entry is what the chain says it is: an intact entry carries its own hash; a
+    tombstone is exactly the one authorized for its sequence and original hash."""
+    if entry.get("hash") == entry_hash(entry):
+        return True
+    listed = authorized.get(entry.get("sequence"))  # type: ignore[arg-type]
+    return listed is not None and listed == (entry.get("hash"), tombstone_digest(entry))
+
+
+def is_tombstone(entry: dict[str, Any]) -> bool:
+    """Whether a sound entry is a tombstone (its content no longer hashes to its `hash`)."""
+    return entry.get("hash") != entry_hash(entry)
+
+
+def mutation_of(entry: dict[str, Any]) -> Mutation:
+    """The mutation an entry applies to a store. A tombstone's forgotten rows (their vector
+    erased: ``""``) are not upserted; the forget that authorized it deletes them anyway."""
+    data, vectors = entry["mutation"], entry["vectors"]
+    keep = [index for index, vector in enumerate(vectors) if vector]
+    if len(keep) < len(vectors):
+        data = {**data, "upsert": [data["upsert"][index] for index in keep]}
+        vectors = [vectors[index] for index in keep]
+    return Mutation.from_json(data, vectors)
 
 
 def read_lines(path: Path) -> list[bytes]:
@@ -135,18 +197,19 @@ class Journal:
         entries: list[dict[str, Any]] = []
         prev: str | None = None
         expected = first if first is not None else _first_sequence(lines)
-        for line in lines:
+        parsed = [_parsed(line) for line in lines]
+        # A tombstone's authorization comes later in the chain: the lines after it hold it.
+        authorized = authorizations(entry for entry in parsed if entry is not None)
+        for entry in parsed:
             at = expected or 0  # 0: no line of the tail says which entry it is
-            try:
-                entry = json.loads(line)
-                sequence, link, own = entry["sequence"], entry["prev"], entry["hash"]
-            except (ValueError, KeyError, TypeError):
+            if entry is None or not {"sequence", "prev", "hash"} <= entry.keys():
                 self.damage = Damage(at, "malformed_entry")
                 return None
+            sequence, link, own = entry["sequence"], entry["prev"], entry["hash"]
             if expected is not None and sequence != expected:
                 self.damage = Damage(at, "sequence")
                 return None
-            if own != entry_hash(entry):
+            if not sound(entry, authorized):
                 self.damage = Damage(sequence, "entry_hash")
                 return None
             if prev is not None and link != prev:
@@ -209,6 +272,14 @@ class Journal:
         """Every written entry, parsed, in order."""
         for line in read_lines(self.path):
             yield json.loads(line)
+
+
+def _parsed(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _first_sequence(lines: list[bytes]) -> int | None:

@@ -41,7 +41,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .journal import GENESIS, Journal, entry_hash, read_lines
+from .journal import (
+    GENESIS,
+    REDACT,
+    Authorizations,
+    Journal,
+    authorizations,
+    is_tombstone,
+    mutation_of,
+    read_lines,
+    sound,
+)
 from .journal_tail import entries_from
 from .parse import Statements, parse_statements
 from .pending import ACCEPT, REFUSE, Pending, PendingError
@@ -186,37 +196,111 @@ def derive(entry: dict[str, Any], state: MemoryState, pending: Pending) -> Mutat
     return _ok(assemble(batch, rows, state, sequence))
 
 
-def _link(entry: dict[str, Any], index: int, prev: str) -> None:
-    _check(entry.get("hash") == entry_hash(entry), "entry_hash")
+def _link(entry: dict[str, Any], index: int, prev: str, authorized: Authorizations) -> None:
+    _check(sound(entry, authorized), "entry_hash")
     _check(entry["prev"] == prev, "chain")
     _check(entry["sequence"] == index + 1, "sequence")
 
 
 def replay(journal_path: Path | str) -> dict[str, Any]:
     """Re-derive every journal entry without the model; report the first mismatch."""
+    return replay_state(journal_path)[0]
+
+
+def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]:
+    """`replay`'s report and the state it reached (all of it when the report is ok).
+
+    A tombstone (``redaction``) is checked against its authorization and its recorded mutation
+    applied without the erased rows. An intact entry written while an erased row existed may
+    have been derived from that row (a selection, a table): if it no longer re-derives, its
+    recorded mutation is applied and it is counted ``unverified``. With tombstones the report
+    adds ``redacted`` and ``unverified`` (counts).
+    """
     lines = read_lines(Path(journal_path))
+    parsed = [_parse(line) for line in lines]
+    authorized = authorizations(entry for entry in parsed if entry is not None)
+    # Sequence of the forget that authorized each tombstone: its erased rows lived until then.
+    erased_until = {
+        sequence: forget["sequence"]
+        for forget in parsed
+        if forget is not None and forget.get("op") == "forget"
+        for sequence, *_ in forget.get(REDACT) or []
+    }
     state = MemoryState()
     pending = Pending()
     prev = GENESIS
-    for index, line in enumerate(lines):
+    shadow = 0  # entries up to this one were written while an erased row existed
+    erased: dict[int, int] = {}  # erased row id -> the forget that deleted it
+    redacted = unverified = 0
+    for index, entry in enumerate(parsed):
         try:
-            entry = json.loads(line)
-            _link(entry, index, prev)
-            mutation = derive(entry, state, pending)
-            recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
-            _check(mutation == recorded, "mutation")
+            if entry is None:
+                raise ValueError("not an entry")
+            _link(entry, index, prev, authorized)
+            if is_tombstone(entry):
+                mutation = mutation_of(entry)
+                redacted += 1
+                until = erased_until.get(entry["sequence"], 0)
+                kept = {row.id for row in mutation.upsert}
+                for row in entry["mutation"]["upsert"]:
+                    if row["id"] not in kept:
+                        erased[row["id"]] = until
+                        shadow = max(shadow, until)
+            else:
+                recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
+                try:
+                    if entry["op"] == "forget":
+                        mutation = _forget(entry, state, erased, recorded)
+                    else:
+                        mutation = derive(entry, state, pending)
+                    _check(mutation == recorded, "mutation")
+                except Mismatch:
+                    if entry["sequence"] > shadow:
+                        raise
+                    mutation = recorded
+                    unverified += 1
             try:
                 pending = pending.after(entry)
             except PendingError:
                 raise Mismatch("pending") from None
             _check(entry.get("pending_from", 0) == pending.low_water, "pending")
         except Mismatch as mismatch:
-            return _report(len(lines), index, str(mismatch))
+            return _report(len(lines), index, str(mismatch)), state
         except (KeyError, TypeError, ValueError, AttributeError) as err:
-            return _report(len(lines), index, f"malformed_entry:{type(err).__name__}")
+            return _report(len(lines), index, f"malformed_entry:{type(err).__name__}"), state
         state.apply(mutation)
         prev = entry["hash"]
-    return _report(len(lines), None, None)
+    report = _report(len(lines), None, None)
+    if redacted:
+        report |= {"redacted": redacted, "unverified": unverified}
+    return report, state
+
+
+def _forget(
+    entry: dict[str, Any], state: MemoryState, erased: dict[int, int], recorded: Mutation
+) -> Mutation:
+    """A forget re-derived over the rows replay holds.
+
+    The rows that its own tombstones erased are not held: their deletion is what the forget
+    authorized.
+    """
+    sequence = entry["sequence"]
+    mine = {row_id for row_id, until in erased.items() if until == sequence}
+    if not mine:
+        return derive(entry, state, Pending())
+    request = entry["request"]
+    _check(entry["vectors"] == [], "vectors")
+    present = [row_id for row_id in request["ids"] if row_id not in mine]
+    derived = set(_ok(forget_ids(present, request["viewer"] or None, state))) if present else set()
+    return Mutation(sequence, delete=tuple(sorted(derived | (mine & set(recorded.delete)))))
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _report(entries: int, index: int | None, reason: str | None) -> dict[str, Any]:
@@ -232,19 +316,22 @@ def reconcile(journal: Journal | Path | str, store: Any) -> int:
     journal's last entry does not parse) or an entry fails its hash or link.
     """
     path = journal.path if isinstance(journal, Journal) else Path(journal)
-    entries = entries_from(path, max(store.applied, 1))
-    if entries is None:
+    found = entries_from(path, max(store.applied, 1))
+    if found is None:
         if store.applied or (path.exists() and path.stat().st_size):
             raise ReconcileError(store.applied, "store_ahead")
         return 0
+    listed = list(found)  # read whole: a tombstone's authorization comes after it
+    authorized = authorizations(listed)
+    entries = iter(listed)
     prev = next(entries)["hash"] if store.applied else GENESIS
     applied = 0
     for index, entry in enumerate(entries, start=store.applied):
         try:
-            _link(entry, index, prev)
+            _link(entry, index, prev, authorized)
         except Mismatch as mismatch:
             raise ReconcileError(index + 1, str(mismatch)) from None
-        mutation = Mutation.from_json(entry["mutation"], entry["vectors"])
+        mutation = mutation_of(entry)
         if mutation.upsert or mutation.supersede or mutation.delete:
             store.apply(mutation)
             applied += 1

@@ -53,6 +53,7 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings
 
+from . import erasure
 from .checkpoint import Checkpoint
 from .corpus import Corpus, View, warm
 from .journal_tail import last_lines
@@ -117,6 +118,7 @@ class MemoryStore:
         self.scorer = scorer or default_scorer()
         self._checkpoint = checkpoint
         self._saved = 0  # the sequence of the checkpoint on disk
+        self._embedded: Path | None = None  # an embedded store's folder: deletes are erased
         self.state = MemoryState()
         self._open()
 
@@ -126,7 +128,26 @@ class MemoryStore:
     ) -> MemoryStore:
         """The embedded store under `path` (created if missing)."""
         client = chromadb.PersistentClient(path=str(path), settings=_settings())
-        return cls(client, checkpoint=checkpoint)
+        store = cls(client, checkpoint=checkpoint)
+        store._embedded = Path(path)
+        return store
+
+    def _erase(self, path: Path) -> None:
+        """Erase deleted records from the embedded Chroma's files (`erasure`). Meanwhile the
+        state record says 0: after a crash, the next open writes every row again from the
+        journal."""
+        names = (self._rows.name, self._meta.name)
+
+        def mark() -> None:
+            self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": 0}])
+
+        erasure.rebuild(self._client, self._rows, mark)
+        self._client.close()
+        erasure.vacuum(path)
+        self._client = chromadb.PersistentClient(path=str(path), settings=_settings())
+        self._rows, self._meta = (
+            self._client.get_or_create_collection(name, embedding_function=None) for name in names
+        )
 
     @classmethod
     def open_http(
@@ -298,6 +319,8 @@ class MemoryStore:
             )
         if mutation.delete:
             self._rows.delete(ids=[str(i) for i in mutation.delete])
+            if self._embedded is not None:
+                self._erase(self._embedded)
         applied = max(self.state.applied, mutation.sequence)
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
         with self._lock:

@@ -1,0 +1,102 @@
+"""Erasing deleted rows from the embedded Chroma store's files (forgetting erases).
+
+Deleting a record from an embedded Chroma (1.x) does not erase its text: the record stays in
+Chroma's write-ahead log (the ``embeddings_queue`` table, purged only once the vector index has
+persisted, every ``hnsw:sync_threshold`` records: in a small home, never) and the SQLite pages
+that held it stay in the file until a VACUUM. Chroma offers ``chroma vacuum`` (its command line:
+it purges what the log may purge and VACUUMs) but no way to drop one record's log entries.
+
+What does erase them: dropping the collection. Chroma deletes its log entries and its
+segments' rows with it. So after a delete `rebuild` reads the kept records (documents,
+metadata, embeddings), drops the collection, creates it again with the same name and writes
+them back; then, with the client closed, `vacuum` optimizes the full-text index (its merged
+segments drop deleted tokens), VACUUMs the SQLite file (free pages gone) and removes the
+dropped collection's segment folders (its HNSW files: vectors, and whatever memory the index
+allocated). It costs a read and a write of every kept record: forgetting is rare.
+
+A crash in the middle leaves the rows collection partial: the state record says 0 meanwhile
+(`mark`), so the next open loads what is there and `replay.reconcile` writes every row again
+from the journal.
+
+A Chroma server is out of reach: Alto deletes the records there, and the server's files are its
+operator's to vacuum (``chroma vacuum`` on the server's data path).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+_LOGGER = logging.getLogger(__name__)
+
+_PAGE = 1000
+_INCLUDE = ["documents", "metadatas", "embeddings"]
+_FTS = "embedding_fulltext_search"
+
+
+def rebuild(client: Any, collection: Any, mark: Callable[[], None]) -> Any:
+    """Drop `collection` and write its records back into a new one of the same name.
+
+    See the module docstring; `mark` records that the store is being rebuilt. Returns the new
+    collection.
+    """
+    records: list[tuple[str, str | None, Any, Any]] = []
+    offset = 0
+    while True:
+        page = collection.get(include=_INCLUDE, limit=_PAGE, offset=offset)
+        records += zip(
+            page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True
+        )
+        if len(page["ids"]) < _PAGE:
+            break
+        offset += _PAGE
+    name = collection.name
+    mark()
+    client.delete_collection(name)
+    fresh = client.create_collection(name, embedding_function=None)
+    step = max(1, client.get_max_batch_size())
+    for start in range(0, len(records), step):
+        ids, documents, metadatas, embeddings = zip(*records[start : start + step], strict=True)
+        fresh.add(
+            ids=list(ids),
+            documents=list(documents),
+            metadatas=list(metadatas),
+            embeddings=list(embeddings),
+        )
+    return fresh
+
+
+def vacuum(path: Path) -> None:
+    """Optimize the full-text index, VACUUM and remove orphan segment folders under `path`.
+
+    The folders removed are those no segment of the embedded Chroma owns (a dropped
+    collection's). Its client must be closed.
+    """
+    database = path / "chroma.sqlite3"
+    connection = sqlite3.connect(database)
+    try:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        if _FTS in tables:
+            try:
+                connection.execute(f"INSERT INTO {_FTS}({_FTS}) VALUES('optimize')")
+                connection.commit()
+            except sqlite3.Error as err:  # this SQLite lacks the module: VACUUM still runs
+                _LOGGER.debug("Chroma full-text index not optimized: %s", err)
+        segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+        connection.execute("VACUUM")
+    finally:
+        connection.close()
+    for folder in path.iterdir():
+        if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_uuid(name: str) -> bool:
+    parts = name.split("-")
+    return [len(part) for part in parts] == [8, 4, 4, 4, 12] and all(
+        c in "0123456789abcdef" for c in name.replace("-", "")
+    )

@@ -1,0 +1,195 @@
+"""Forgetting erases: tombstones in the journal, authorized by the forget entry; Chroma's files.
+
+A forgotten text leaves no byte in the journal, the checkpoint or the embedded Chroma folder;
+the journal still opens, verifies and replays to the store's state; a tombstone that no forget
+authorized, or that differs from the authorized one, is damage; a crash between the forget entry
+and the rewrite is finished at the next open.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from custom_components.alto.memory import intake as intake_module
+from custom_components.alto.memory import redaction
+from custom_components.alto.memory.checkpoint import Checkpoint
+from custom_components.alto.memory.intake import forget, remember
+from custom_components.alto.memory.journal import REDACT, Journal, entry_hash
+from custom_components.alto.memory.pipeline import IntakeInput
+from custom_components.alto.memory.records import canonical_json
+from custom_components.alto.memory.replay import reconcile, replay, replay_state
+from custom_components.alto.memory.store import MemoryStore
+
+from .conftest import USER_A, FakeModel, fake_embed
+from .test_intake import intake, many
+
+SECRET = "My bank PIN is 4821 and the safe code is 9917."
+KEPT = "The spare key hangs by the garage door."
+
+
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    return sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if path.is_file() and needle in path.read_bytes()
+    )
+
+
+def _rows(state: object) -> list[tuple[object, ...]]:
+    return sorted(
+        (row.id, row.document, row.kind, row.status, row.source_id)
+        for row in state.rows()  # type: ignore[attr-defined]
+    )
+
+
+async def _history(store: MemoryStore, journal: Journal) -> tuple[int, int]:
+    """Write the secret (mode 2), a kept memory and a later turn whose table quotes the secret.
+
+    Returns the secret's source row id and the kept memory's.
+    """
+    model = FakeModel()
+    await intake(many(3), store, journal, model)
+    said = await intake(
+        [IntakeInput(SECRET, "t/secret", owner=USER_A, scope=USER_A, actor=USER_A)],
+        store,
+        journal,
+        model,
+    )
+    kept = await remember(
+        [IntakeInput(KEPT, "t/kept", owner=USER_A, scope=USER_A, actor=USER_A)],
+        store=store,
+        journal=journal,
+        embed=fake_embed,
+    )
+    later = IntakeInput(
+        "Actually my bank PIN is different now.", "t/later", owner=USER_A, scope=USER_A
+    )
+    await intake([later], store, journal, model)
+    return said.ids[0][0], kept.ids[0][0]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> tuple[MemoryStore, Journal, Checkpoint]:
+    """A store with a checkpoint, and its journal."""
+    journal = Journal(tmp_path / "journal.jsonl")
+    checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
+    return (
+        MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint),
+        journal,
+        checkpoint,
+    )
+
+
+async def test_forget_leaves_no_byte_and_the_journal_replays(
+    tmp_path: Path, home: tuple[MemoryStore, Journal, Checkpoint]
+) -> None:
+    """Forget leaves no byte of the text, and the journal verifies and replays to the store."""
+    store, journal, _checkpoint = home
+    try:
+        secret, kept = await _history(store, journal)
+        assert _files_holding(tmp_path, b"4821")  # it is there before
+        result = await forget([secret], viewer=USER_A, store=store, journal=journal)
+        assert result.admitted
+        state = _rows(store.state)
+    finally:
+        store.close()
+    for needle in (SECRET.encode(), b"4821", b"9917"):
+        assert _files_holding(tmp_path, needle) == []
+    assert _files_holding(tmp_path, KEPT.encode())  # a kept memory stays
+    forget_entry = json.loads(journal.path.read_bytes().splitlines()[-1])
+    assert forget_entry["op"] == "forget"
+    assert forget_entry[REDACT]
+    assert redaction.verify(journal.path)
+    report, replayed = replay_state(journal.path)
+    assert report["ok"], report
+    assert report["redacted"] == len(forget_entry[REDACT])
+    assert _rows(replayed) == state
+    assert kept in {row[0] for row in state}
+    assert secret not in {row[0] for row in state}
+    reopened = Journal(journal.path)
+    assert reopened.damage is None
+    assert reopened.count == forget_entry["sequence"]
+    # A store rebuilt from the journal alone (no Chroma, no checkpoint) is the same store.
+    fresh = MemoryStore.open_persistent(tmp_path / "elsewhere")
+    try:
+        reconcile(reopened, fresh)
+        assert _rows(fresh.state) == state
+    finally:
+        fresh.close()
+    # And the store opens again, from its checkpoint, with the same memories.
+    checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
+    again = MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint)
+    try:
+        reconcile(reopened, again)
+        assert _rows(again.state) == state
+    finally:
+        again.close()
+
+
+async def test_a_tombstone_nobody_authorized_is_damage(
+    store: MemoryStore, journal: Journal
+) -> None:
+    """A line blanked without a forget that lists it does not verify (it reads as tampering)."""
+    await intake(many(2), store, journal, FakeModel())
+    await intake(many(1, "next"), store, journal, FakeModel())
+    lines = journal.path.read_bytes().splitlines()
+    entry = json.loads(lines[0])
+    entry["request"]["inputs"][0]["text"] = ""
+    blanked = canonical_json(entry).encode()
+    lines[0] = blanked + b" " * (len(lines[0]) - len(blanked))
+    journal.path.write_bytes(b"".join(line + b"\n" for line in lines))
+    damaged = Journal(journal.path)
+    assert damaged.damage is not None
+    assert (damaged.damage.sequence, damaged.damage.reason) == (1, "entry_hash")
+    assert replay(journal.path)["first_mismatch"] == 0
+    assert replay(journal.path)["reason"] == "entry_hash"
+    assert not redaction.verify(journal.path)
+
+
+async def test_a_tampered_tombstone_is_damage(store: MemoryStore, journal: Journal) -> None:
+    """A tombstone that differs from the authorized one (a kept field edited) does not verify."""
+    secret, _kept = await _history(store, journal)
+    await forget([secret], viewer=USER_A, store=store, journal=journal)
+    lines = journal.path.read_bytes().splitlines()
+    listed = json.loads(lines[-1])[REDACT]
+    sequence = listed[0][0]
+    tomb = json.loads(lines[sequence - 1])
+    assert entry_hash(tomb) != tomb["hash"]  # a tombstone
+    tomb["request"]["inputs"][0]["text"] = "x"  # a kept text changed, or a blanked one put back
+    edited = canonical_json(tomb).encode()
+    assert edited != lines[sequence - 1].rstrip(b" ")
+    lines[sequence - 1] = edited + b" " * (len(lines[sequence - 1]) - len(edited))
+    journal.path.write_bytes(b"".join(line + b"\n" for line in lines))
+    damaged = Journal(journal.path)
+    assert damaged.damage is not None
+    assert damaged.damage.sequence == sequence
+    report = replay(journal.path)
+    assert (report["first_mismatch"], report["reason"]) == (sequence - 1, "entry_hash")
+
+
+async def test_a_crash_before_the_rewrite_is_finished_at_open(
+    tmp_path: Path, store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between the forget entry and the rewrite is finished at the next open.
+
+    The forget entry is written and applied, the lines are not: they still verify, the text is
+    still there; `finish` writes exactly the authorized tombstones.
+    """
+    secret, _kept = await _history(store, journal)
+    monkeypatch.setattr(intake_module.redaction, "rewrite", lambda _path, _tombs: 0)
+    await forget([secret], viewer=USER_A, store=store, journal=journal)
+    monkeypatch.undo()
+    assert b"4821" in journal.path.read_bytes()
+    reopened = Journal(journal.path)
+    assert reopened.damage is None
+    assert replay(journal.path)["ok"]
+    written = redaction.finish(reopened, store.state)
+    assert written == len(json.loads(journal.path.read_bytes().splitlines()[-1])[REDACT])
+    assert b"4821" not in journal.path.read_bytes()
+    assert redaction.finish(Journal(journal.path), store.state) == 0  # idempotent
+    report = replay(journal.path)
+    assert report["ok"]
+    assert report["redacted"] == written
