@@ -31,6 +31,7 @@ from the journal, so both select with the same codes.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -202,6 +203,11 @@ class TableEntry:
         return asdict(self)
 
 
+# Every change of any state takes the next number: a reader keeps what it derived from the rows
+# by `MemoryState.version`, and no two states, or two versions of one, share a number.
+_VERSIONS = itertools.count(1)
+
+
 class MemoryState:
     """Rows by id plus their int8 codes: the exact image that selection runs against.
 
@@ -228,11 +234,13 @@ class MemoryState:
         # Rows by (scope, status), counted once after a change: counts are read often.
         self._tally: dict[tuple[str, str], int] | None = None
         self.applied = 0
+        self.version = next(_VERSIONS)  # changes with every change of the rows
 
     def _reset(self, applied: int) -> None:
         self._rows, self._matrix, self._position = {}, None, {}
         self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = applied
+        self.version = next(_VERSIONS)
 
     def load(self, rows: Iterable[Row], applied: int) -> None:
         """Replace the state with stored rows and their vectors (store open)."""
@@ -294,6 +302,7 @@ class MemoryState:
             self._add([self._rows[upsert[i].id] for i in fresh], codes[fresh])
         self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = max(self.applied, mutation.sequence)
+        self.version = next(_VERSIONS)
 
     def _changed(
         self, upsert: Sequence[Row], known: list[int], codes: np.ndarray

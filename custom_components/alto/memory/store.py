@@ -342,6 +342,22 @@ class MemoryStore:
         with self._lock:
             return self.state.visible(viewer, current_only=current_only)
 
+    @property
+    def version(self) -> int:
+        """A number that changes with every change of the rows (`MemoryState.version`).
+
+        What a reader derived from `versioned_rows` at this number still holds.
+        """
+        with self._lock:
+            return self.state.version
+
+    def versioned_rows(
+        self, viewer: str | None, *, current_only: bool = True
+    ) -> tuple[int, list[Row]]:
+        """`rows` and the `version` they are at, read together."""
+        with self._lock:
+            return self.state.version, self.state.visible(viewer, current_only=current_only)
+
     def count(self, viewer: str | None = None, *, current_only: bool = True) -> int:
         """How many rows `viewer` sees (a tally kept by the state, not a walk of the rows)."""
         scopes = [HOUSEHOLD] if viewer is None else [HOUSEHOLD, viewer]

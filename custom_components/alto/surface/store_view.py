@@ -39,6 +39,10 @@ rest, and fetches deeper until `limit` are found or the store runs out. The know
 are kept per viewer (`cues.CueIndex`) and rebuilt, reusing the keys already made, only when the
 viewer's names change, so a recall segments only names it has not seen.
 
+What a viewer may quote is derived once per change of the store (`MemoryStore.version`), not per
+turn: the licensed rows newest first, their skeletons joined in one string (so the prefilter is
+one `str.find` over every phrase, not a call per row), and the viewer's names (`_Licensed`).
+
 Reads take the store's in-memory mirror as it is; like every reader they assume one writer at a
 time (a write racing a read can at worst fail the read, which the Surfacer absorbs).
 
@@ -51,7 +55,8 @@ from __future__ import annotations
 
 import threading
 import unicodedata
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -98,10 +103,23 @@ class StoreMemoryView:
         # The last cue index of each viewer's names; recalls run in threads, hence the lock.
         self._cues: dict[str | None, CueIndex] = {}
         self._cues_lock = threading.Lock()
+        # What each viewer may quote, at the store version it was read at.
+        self._licensed: dict[str | None, _Licensed] = {}
+
+    def _licensed_for(self, viewer: str | None) -> _Licensed:
+        """The viewer's `_Licensed` at the store's current version (read again after a change)."""
+        held = self._licensed.get(viewer)
+        if held is not None and held.version == self._store.version:
+            return held
+        version, rows = self._store.versioned_rows(viewer, current_only=False)
+        licensed = _Licensed.of(version, rows, viewer)
+        with self._cues_lock:
+            self._licensed[viewer] = licensed
+        return licensed
 
     async def known_names(self, viewer: str | None) -> list[str]:
         """Mention quotes (kinds 1, 2) of current rows `viewer` may see, caselessly distinct."""
-        return await self._run_blocking(lambda: _known_names(self._store.rows(viewer), viewer))
+        return await self._run_blocking(lambda: list(self._licensed_for(viewer).names))
 
     async def phrases(self, name: str, viewer: str | None) -> list[Phrase]:
         """Licensed quotes that contain `name` as whole words, newest first."""
@@ -124,17 +142,11 @@ class StoreMemoryView:
         return await self._run_blocking(lambda: self._recall(utterance, vector, viewer, limit))
 
     def _phrases(self, name: str, viewer: str | None) -> list[Phrase]:
-        rows = self._store.rows(viewer, current_only=False)
-        interpreted = _interpreted(rows)
-        needle = _needle(name)
         found: list[Phrase] = []
         seen: set[str] = set()
-        for row in reversed(rows):
-            if (
-                row.document in seen
-                or not _licensed(row, viewer, interpreted)
-                or not _mentions(row.document, name, needle)
-            ):
+        # Newest first, the rows that pass `_could_mention`; then the exact match.
+        for row in self._licensed_for(viewer).mentioning(_needle(name)):
+            if row.document in seen or not find_cues(row.document, [name], limit=1):
                 continue
             seen.add(row.document)
             found.append(Phrase(text=row.document, source_id=str(row.id)))
@@ -243,6 +255,48 @@ def _known_names(rows: Iterable[Row], viewer: str | None) -> list[str]:
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class _Licensed:
+    """What one viewer may quote at one store `version`.
+
+    The licensed rows newest first, their `_skeleton`s joined by newlines (`text`; `starts`
+    holds where each begins) and the viewer's known names. A newline is no `_plain` character,
+    so an occurrence in `text` is glued to a neighbour exactly when it is in its row's skeleton
+    alone.
+    """
+
+    version: int
+    rows: tuple[Row, ...]
+    text: str
+    starts: tuple[int, ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, version: int, rows: Sequence[Row], viewer: str | None) -> _Licensed:
+        """From every row `viewer` sees (superseded ones included), in object-id order."""
+        interpreted = _interpreted(rows)
+        licensed = tuple(row for row in reversed(rows) if _licensed(row, viewer, interpreted))
+        skeletons = [_skeleton(row.document) for row in licensed]
+        starts, at = [], 0
+        for skeleton in skeletons:
+            starts.append(at)
+            at += len(skeleton) + 1
+        names = tuple(_known_names(rows, viewer))
+        return cls(version, licensed, "\n".join(skeletons), tuple(starts), names)
+
+    def mentioning(self, needle: Needle | None) -> Iterator[Row]:
+        """The rows whose skeleton `_could_mention` `needle`, newest first, each once."""
+        if needle is None:
+            yield from self.rows
+            return
+        last = -1
+        for start in _occurrences(self.text, needle):
+            index = bisect_right(self.starts, start) - 1
+            if index != last:
+                yield self.rows[index]
+                last = index
+
+
 def _mentions(document: str, name: str, needle: Needle | None) -> bool:
     """`name` occurs in `document` as whole words, exactly as a cue would find it."""
     if not _could_mention(_skeleton(document), needle):
@@ -250,6 +304,7 @@ def _mentions(document: str, name: str, needle: Needle | None) -> bool:
     return bool(find_cues(document, [name], limit=1))
 
 
+@lru_cache(maxsize=65536)
 def _skeleton(text: str) -> str:
     """Casefolded, fully decomposed, without combining marks (canonical class > 0).
 
@@ -284,8 +339,11 @@ def _could_mention(skeleton: str, needle: Needle | None) -> bool:
     clitic's apostrophe); no boundary can fall between two `_plain` characters, so an occurrence
     glued to one ("ann" in "anna") is no match. Scripts beyond are only substring-checked.
     """
-    if needle is None:
-        return True
+    return needle is None or next(_occurrences(skeleton, needle), None) is not None
+
+
+def _occurrences(skeleton: str, needle: Needle) -> Iterator[int]:
+    """Where `needle` occurs in `skeleton` not glued to a neighbour (see `_could_mention`)."""
     text = needle.text
     head = needle.at_word_start and _plain(text[0])
     tail = _plain(text[-1])
@@ -295,9 +353,8 @@ def _could_mention(skeleton: str, needle: Needle | None) -> bool:
         glued_before = head and start > 0 and _plain(skeleton[start - 1])
         glued_after = tail and end < len(skeleton) and _plain(skeleton[end])
         if not (glued_before or glued_after):
-            return True
+            yield start
         start = skeleton.find(text, start + 1)
-    return False
 
 
 @lru_cache(maxsize=4096)
