@@ -74,8 +74,8 @@ def test_the_indexed_block_is_the_scan_on_random_rows(seed: int) -> None:
     visible = np.array([rng.random() < 0.8 for _ in range(n)])
     view = Corpus.of(rows)
 
-    def likeness(positions: np.ndarray) -> np.ndarray:
-        found: np.ndarray = table[positions]
+    def likeness(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+        found: np.ndarray = table[positions] if among is None else table[np.ix_(positions, among)]
         return found
 
     shown = [r for r, v in zip(rows, visible, strict=True) if v]
@@ -127,7 +127,7 @@ def test_the_store_block_is_the_scan_through_writes_forgets_and_rewrites(tmp_pat
     store = MemoryStore.open_persistent(tmp_path / "chroma")
     try:
         next_id = 1
-        for sequence in range(1, 31):
+        for sequence in range(1, 41):
             stored = [row.id for row in store.state.rows()]
             fresh = []
             for _ in range(rng.randint(0, 12)):
@@ -144,8 +144,7 @@ def test_the_store_block_is_the_scan_through_writes_forgets_and_rewrites(tmp_pat
             supersede = tuple(rng.sample(stored, min(len(stored), rng.randint(0, 2))))
             delete = tuple(rng.sample(stored, min(len(stored), rng.choice([0, 0, 0, 1, 3]))))
             store.apply(Mutation(sequence, tuple(fresh), supersede, delete))
-            if sequence % 3 == 0 or delete:
-                _check(store, vectors)
+            _check(store, vectors)  # each viewer's block again: what its memo kept still holds
     finally:
         store.close()
 
@@ -155,7 +154,10 @@ def _fields(row: Row) -> dict[str, object]:
 
 
 def _check(store: MemoryStore, vectors: np.random.Generator) -> None:
-    query = quantize(vectors.standard_normal(DIM).astype("<f4"))
+    # A query near a stored row now and then, so that its rows rank first again and again.
+    rows = store.state.rows()
+    near = store.state.codes(rows[-1:]) if rows and vectors.random() < 0.5 else None
+    query = quantize(vectors.standard_normal(DIM).astype("<f4")) if near is None else near[0]
 
     def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
         found: np.ndarray = scores(store.state.codes(pool), store.state.codes(candidates))
@@ -169,3 +171,39 @@ def _check(store: MemoryStore, vectors: np.random.Generator) -> None:
                 rows, cosine, text, render, similar=similar, names=NAMES
             )
             assert store.turn_block(query, viewer, text, render, NAMES) == expected
+
+
+def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) -> None:
+    """The memo holds the bus at 7:40 as the 7:30 one's nearest older row; once that row is
+    superseded, the next nearest (7:45) is found, and the 7:30 row moves before it."""
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    try:
+
+        def bus(row_id: int, text: str, day: int, vector: list[float]) -> Row:
+            return Row(
+                id=row_id,
+                document=text,
+                kind=KIND_EXPLICIT,
+                owner="household",
+                scope="household",
+                actor="unknown",
+                source_id=f"s{row_id}",
+                source_version=1,
+                offset=0,
+                length=len(text),
+                said_at=1_790_000_000 + day * 86_400,
+                vector=np.array(vector + [0.0] * (DIM - len(vector)), dtype="<f4").tobytes(),
+            )
+
+        old = bus(1, "The school bus comes at 7:40.", 1, [1.0, 0.1])
+        other = bus(2, "The school bus leaves at 7:45.", 2, [1.0, 0.8])
+        new = bus(3, "The school bus comes at 7:30 now.", 3, [1.0, 0.3])
+        store.apply(Mutation(1, (old, other, new)))
+        query = quantize(np.array([1.0, 0.9] + [0.0] * (DIM - 2), dtype="<f4"))
+        ids = [r.id for r in store.turn_block(query, None, "school bus", render, {})]
+        assert ids == [2, 3, 1]  # the 7:30 row's nearest older is 7:40, ranked below it
+        store.apply(Mutation(2, supersede=(1,)))
+        ids = [r.id for r in store.turn_block(query, None, "school bus", render, {})]
+        assert ids == [3, 2]  # now its nearest older is 7:45: it moves before it
+    finally:
+        store.close()

@@ -160,7 +160,12 @@ NONE_ALIKE = similarity({})
 
 def _likeness(pool: Sequence[Row], similar: Similarity) -> recall.Likeness:
     """`similar` as the indexed path reads it: positions of `pool` against all of `pool`."""
-    return lambda positions: np.asarray(similar([pool[p] for p in positions], pool))
+
+    def likeness(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+        against = pool if among is None else [pool[a] for a in among]
+        return np.asarray(similar([pool[p] for p in positions], against))
+
+    return likeness
 
 
 def nearest_older(

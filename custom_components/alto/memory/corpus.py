@@ -21,6 +21,7 @@ rebuild makes new containers, so a turn reads it without a lock.
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,10 +63,19 @@ def _words_of(row: Row) -> _Words:
     return _Words(counted, sum(counted.values()), found)
 
 
+# Each rebuild of any corpus takes the next number: what a reader derived from a view's rows by
+# position (`recall.Memo`) holds for every view of the same generation.
+_GENERATIONS = itertools.count(1)
+
+
 @dataclass(frozen=True, slots=True)
 class View:
-    """The corpus at `n` positions (see the module docstring); every array has length `n`."""
+    """The corpus at `n` positions (see the module docstring); every array has length `n`.
 
+    Two views of one `generation` agree on every position the shorter one has.
+    """
+
+    generation: int
     n: int
     rows: Sequence[Row]  # by position; only the first n are this view's
     ids: np.ndarray  # int64
@@ -141,6 +151,7 @@ class Corpus:
         self._reset(None)
 
     def _reset(self, origin: int | None) -> None:
+        self._generation = next(_GENERATIONS)
         self._origin = origin
         self._n = 0
         self._rows: list[Row] = []
@@ -185,6 +196,7 @@ class Corpus:
     def view(self, n: int) -> View:
         """The corpus at its first `n` positions."""
         return View(
+            generation=self._generation,
             n=n,
             rows=self._rows,
             ids=self._ids[:n],

@@ -113,8 +113,27 @@ def _core(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not t.isdigit() and t not in _NOT_SUBJECT)
 
 
-# positions -> their integer cosine scores against every position of the corpus: [c, n].
-type Likeness = Callable[[np.ndarray], np.ndarray]
+# (positions, among) -> the integer cosine scores of the rows at `positions` against the rows
+# at `among` (None: every position of the corpus): [c, len(among)] or [c, n].
+type Likeness = Callable[[np.ndarray, np.ndarray | None], np.ndarray]
+
+
+class Memo:
+    """The nearest older row found for candidates of one viewer, kept from turn to turn.
+
+    Within one corpus generation (`corpus.View`) a row's position, words, said time and codes do
+    not change, rows only join at new positions, and the rows a viewer may see only leave (a
+    row superseded); a row written again or forgotten starts a new generation. So the older row
+    most like a candidate over the first `seen` positions is still the most like it among them
+    while it is still in the pool (a row that left was not the best), and only the positions
+    past `seen` need scoring: a turn scores every row only for candidates it meets first.
+    """
+
+    def __init__(self, generation: int) -> None:
+        """Empty, for views of `generation`."""
+        self.generation = generation
+        # candidate position -> (positions seen, best older position or -1, its score)
+        self.found: dict[int, tuple[int, int, int]] = {}
 
 
 def rank(
@@ -160,28 +179,80 @@ def _fused(
 
 
 def nearest_older(
-    view: View, candidates: Sequence[int], pool: np.ndarray, likeness: Likeness
+    view: View,
+    candidates: Sequence[int],
+    pool: np.ndarray,
+    likeness: Likeness,
+    memo: Memo | None = None,
 ) -> dict[int, int]:
     """For each candidate position, the position of the older row of `pool` most like it (best
-    score, then the newer row), if any."""
+    score, then the newer row), if any; `memo` keeps what was found for the next turn."""
     if not candidates or not len(pool):
         return {}
-    said, ids = view.said[pool], view.ids[pool]
-    found: dict[int, int] = {}
-    alike = np.asarray(likeness(np.array(candidates, dtype=np.int64)))[:, pool]
-    for candidate, scores in zip(candidates, alike, strict=True):
-        when, row_id = view.said[candidate], view.ids[candidate]
-        older = np.flatnonzero((said < when) | ((said == when) & (ids < row_id)))
-        if not len(older):
-            continue
-        older = older[scores[older] == scores[older].max()]
-        older = older[said[older] == said[older].max()]
-        found[candidate] = int(pool[older[ids[older].argmax()]])
-    return found
+    if memo is None or memo.generation != view.generation:
+        memo = Memo(view.generation)
+    n = view.n
+    in_pool = np.zeros(n, dtype=bool)
+    in_pool[pool] = True
+    fresh: list[int] = []
+    since: dict[int, tuple[int, int, int]] = {}
+    found: dict[int, tuple[int, int, int]] = {}
+    for candidate in candidates:
+        held = memo.found.get(candidate)  # read once: another turn may write it meanwhile
+        if held is None or held[0] > n or (held[1] >= 0 and not in_pool[held[1]]):
+            fresh.append(candidate)
+        elif held[0] < n:
+            since[candidate] = held
+        else:
+            found[candidate] = held
+    if fresh:
+        alike = np.asarray(likeness(np.array(fresh, dtype=np.int64), None))
+        for candidate, scores in zip(fresh, alike, strict=True):
+            found[candidate] = (n, *_most_alike(view, candidate, scores, in_pool, 0))
+    if since:
+        first = min(seen for seen, _, _ in since.values())
+        positions = np.array(list(since), dtype=np.int64)
+        alike = np.asarray(likeness(positions, np.arange(first, n)))
+        for (candidate, (_, held_best, held_score)), scores in zip(
+            since.items(), alike, strict=True
+        ):
+            best, score = _most_alike(view, candidate, scores, in_pool[first:], first)
+            if best < 0 or (
+                held_best >= 0 and _key(view, held_best, held_score) > _key(view, best, score)
+            ):
+                best, score = held_best, held_score
+            found[candidate] = (n, best, score)
+    memo.found.update(found)
+    return {c: best for c, (_, best, _) in found.items() if best >= 0}
+
+
+def _key(view: View, position: int, score: int) -> tuple[int, int, int]:
+    return score, int(view.said[position]), int(view.ids[position])
+
+
+def _most_alike(
+    view: View, candidate: int, scores: np.ndarray, in_pool: np.ndarray, first: int
+) -> tuple[int, int]:
+    """The older pool row most like `candidate` among positions `first` onwards (`scores` and
+    `in_pool` start there): its position and score, or (-1, 0)."""
+    said = view.said[first : first + len(scores)]
+    ids = view.ids[first : first + len(scores)]
+    when, row_id = view.said[candidate], view.ids[candidate]
+    older = np.flatnonzero(in_pool & ((said < when) | ((said == when) & (ids < row_id))))
+    if not len(older):
+        return -1, 0
+    older = older[scores[older] == scores[older].max()]
+    older = older[said[older] == said[older].max()]
+    best = int(older[ids[older].argmax()])
+    return first + best, int(scores[best])
 
 
 def newer_first(
-    view: View, ranked: Sequence[int], pool: np.ndarray, likeness: Likeness
+    view: View,
+    ranked: Sequence[int],
+    pool: np.ndarray,
+    likeness: Likeness,
+    memo: Memo | None = None,
 ) -> list[Row]:
     """Step 3: the first CONSIDERED ranked positions' rows; each of the first UPDATING that
     updates a row ranked above it moves just before that row (both stay: the model reads when
@@ -199,7 +270,7 @@ def newer_first(
             for other in order
         )
     ]
-    previous = nearest_older(view, may_move, pool, likeness)
+    previous = nearest_older(view, may_move, pool, likeness, memo)
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
@@ -224,18 +295,20 @@ def turn_block(
     *,
     likeness: Likeness,
     names: Mapping[str, str] = {},
+    memo: Memo | None = None,
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
 ) -> list[Row]:
     """The rows of the turn's memory block in order (all four steps) among the `visible`
     positions of `view` (a bool mask), `cosine` their integer scores by position; `render` gives
-    the bytes each costs as the block shows it, `likeness` the scores between rows."""
+    the bytes each costs as the block shows it, `likeness` the scores between rows, `memo` what
+    earlier turns of the same viewer found (`Memo`)."""
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes
     pool = np.flatnonzero(visible[: view.n] & view.competes)
     ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
-    for row in newer_first(view, ranked, pool, likeness):
+    for row in newer_first(view, ranked, pool, likeness, memo):
         cost = len(render(row).encode("utf-8"))
         text = " ".join(row.document.casefold().split())
         if cost <= budget and text not in texts:

@@ -58,10 +58,11 @@ from .checkpoint import Checkpoint
 from .corpus import Corpus, View, warm
 from .journal_tail import last_lines
 from .matrix import Snapshot
-from .recall import turn_block
+from .recall import Memo, turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .retention import explicit_full, over_limit
 from .scoring import Scorer, default_scorer, scores, top_k
+from .selection import scores as exact_scores
 from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
 from .server import client as server_client
 
@@ -112,6 +113,7 @@ class MemoryStore:
         # What the turn's block reads of each row, by position; one sync of it at a time.
         self._corpus = Corpus()
         self._corpus_lock = threading.Lock()
+        self._memos: dict[str | None, Memo] = {}  # by viewer (`recall.Memo`)
         self._names = collection_names(namespace)
         self._trusted = trusted
         self._rows, self._meta = self._collections()
@@ -133,9 +135,11 @@ class MemoryStore:
         return store
 
     def _erase(self, path: Path) -> None:
-        """Erase deleted records from the embedded Chroma's files (`erasure`). Meanwhile the
-        state record says 0: after a crash, the next open writes every row again from the
-        journal."""
+        """Erase deleted records from the embedded Chroma's files (`erasure`).
+
+        Meanwhile the state record says 0: after a crash, the next open writes every row again
+        from the journal.
+        """
         names = (self._rows.name, self._meta.name)
 
         def mark() -> None:
@@ -419,10 +423,17 @@ class MemoryStore:
         snapshot, visible, view = found
         cosine = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
 
-        def likeness(positions: np.ndarray) -> np.ndarray:
-            return scores(snapshot, snapshot.take(positions), self.scorer)
+        def likeness(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+            if among is None:
+                return scores(snapshot, snapshot.take(positions), self.scorer)
+            return exact_scores(snapshot.take(among), snapshot.take(positions))
 
-        return turn_block(view, visible, cosine, query, render, likeness=likeness, names=names)
+        memo = self._memos.get(viewer)
+        if memo is None or memo.generation != view.generation:
+            memo = self._memos[viewer] = Memo(view.generation)
+        return turn_block(
+            view, visible, cosine, query, render, likeness=likeness, names=names, memo=memo
+        )
 
     def warm_recall(self) -> None:
         """Index every stored row as the turn's block reads it (`corpus.Corpus`), so the first
