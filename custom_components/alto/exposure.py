@@ -47,7 +47,8 @@ class ExposureIndex:
     def __init__(self, hass: HomeAssistant) -> None:
         """Start stale; listeners are attached by `async_start`."""
         self._hass = hass
-        self._registry: Registry | None = None
+        # The registry and its entities by entity id; None when something changed.
+        self._built: tuple[Registry, tuple[ExposedEntity, ...]] | None = None
         self._unsubs: list[Callable[[], None]] = []
 
     @callback
@@ -75,18 +76,23 @@ class ExposureIndex:
     @property
     def registry(self) -> Registry:
         """The current registry (rebuilt here when something changed)."""
-        if self._registry is None:
-            self._registry = self._build()
-        return self._registry
+        return self._current()[0]
 
     def entity_lines(self) -> list[EntityLine]:
-        """The exposed entities with their current states, for the system prompt."""
-        lines = []
-        for entity in self.registry.entities():
-            state = self._hass.states.get(entity.entity_id)
-            if state is not None:
-                lines.append(EntityLine(entity.entity_id, entity.name, entity.area, state.state))
-        return lines
+        """The exposed entities with their current states, by entity id, for the prompt."""
+        get = self._hass.states.get
+        return [
+            EntityLine(entity.entity_id, entity.name, entity.area, state.state)
+            for entity in self._current()[1]
+            if (state := get(entity.entity_id)) is not None
+        ]
+
+    def _current(self) -> tuple[Registry, tuple[ExposedEntity, ...]]:
+        """The registry and its entities by entity id, rebuilt once after a change."""
+        if self._built is None:
+            registry = self._build()
+            self._built = (registry, registry.entities())
+        return self._built
 
     def area_of_device(self, device_id: str | None) -> str | None:
         """The area name of a device (the speaking satellite), if it has one."""
@@ -98,11 +104,11 @@ class ExposureIndex:
 
     @callback
     def _stale(self) -> None:
-        self._registry = None
+        self._built = None
 
     @callback
     def _stale_event(self, event: Event[Any]) -> None:
-        self._registry = None
+        self._built = None
 
     @staticmethod
     @callback

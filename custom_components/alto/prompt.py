@@ -67,15 +67,15 @@ def identity_line(name: str | None) -> str:
 
 def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
     """A compact, stable listing of the exposed entities and their states."""
-    lines = [
-        neutralized(f"- {e.entity_id} ({e.name}{', ' + e.area if e.area else ''}): {e.state}")
-        for e in sorted(entities, key=lambda e: e.entity_id)
-    ]
-    if not lines:
+    ordered = sorted(entities, key=lambda e: e.entity_id)
+    if not ordered:
         return "No devices are shared with you."
-    shown = lines[:limit]
-    if len(lines) > limit:
-        shown.append(f"- … and {len(lines) - limit} more")
+    shown = [  # only the lines shown are written: a home may expose thousands
+        neutralized(f"- {e.entity_id} ({e.name}{', ' + e.area if e.area else ''}): {e.state}")
+        for e in ordered[:limit]
+    ]
+    if len(ordered) > limit:
+        shown.append(f"- … and {len(ordered) - limit} more")
     return "Devices shared with you and their current states:\n" + "\n".join(shown)
 
 

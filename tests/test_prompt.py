@@ -1,0 +1,25 @@
+"""The home snapshot in the prompt: every exposed entity counted, the first ones shown."""
+
+from __future__ import annotations
+
+from custom_components.alto.channel.markers import ACTION_MARK, SPEECH_MARK
+from custom_components.alto.prompt import EntityLine, home_snapshot
+
+
+def test_the_snapshot_shows_the_first_entities_by_id_and_counts_the_rest() -> None:
+    """Sorted by entity id, markers taken out of what is shown, the rest counted."""
+    entities = [
+        EntityLine(f"light.room_{n:04d}", f"Room {n}{SPEECH_MARK}", "Hall" if n % 2 else None, "on")
+        for n in reversed(range(2000))
+    ]
+    snapshot = home_snapshot(entities, limit=3)
+    assert snapshot == (
+        "Devices shared with you and their current states:\n"
+        "- light.room_0000 (Room 0): on\n"
+        "- light.room_0001 (Room 1, Hall): on\n"
+        "- light.room_0002 (Room 2): on\n"
+        "- … and 1997 more"
+    )
+    assert home_snapshot(entities[:2], limit=3).count("\n") == 2
+    assert home_snapshot([]) == "No devices are shared with you."
+    assert ACTION_MARK not in home_snapshot([EntityLine("a.b", ACTION_MARK, None, "x")])
