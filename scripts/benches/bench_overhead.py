@@ -12,10 +12,10 @@ chatter, so every step works: admission, the turn's memory block (selection over
 the Surfacer (cue among 2,000 names, fragment, render, verify) and the prompt (the home snapshot
 of 2,000 entities).
 
-What is measured is Alto's own work, never a model's: the utterance's embedding is asked once
-and then answered from the embedder's recent texts (as within a real turn, where the Surfacer
-and the block share it), and the Surfacer's render is answered at once with a thought the
-verifier passes. Two figures:
+What is measured is Alto's own work, never a model's: each call says something new (a number
+changes), whose embedding is asked for just before the call and then answered from the
+embedder's recent texts, as within a real turn, and the Surfacer's render is answered at once
+with a thought the verifier passes. Two figures:
 
 - each step on its own, as the turn calls it (median of repeated calls, on the event loop, with
   whatever it hands to the executor), and their sum, against the 10 ms goal;
@@ -26,6 +26,7 @@ verifier passes. Two figures:
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import statistics
@@ -59,7 +60,7 @@ MEMORIES = 10_000
 ENTITIES = 2_000
 DIM = 768
 CUED = name(NAMES // 2 - 1)  # last in its sentence, the subject of "came round"
-UTTERANCE = f"Did {CUED} come round on Sunday, and is the boiler still making that noise?"
+SAID = "Did {cued} come round on Sunday, and is the boiler still making noise on day {day}?"
 THOUGHT = f"I remember {CUED} came round on Sunday."
 HOUSEHOLD_WORDS = [
     "boiler",
@@ -80,15 +81,28 @@ def _timed_median(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def _median_ms(call: Callable[[], Awaitable[Any]], repeats: int) -> float:
-    """Median wall time of `call` in ms, after one warm-up call."""
-    await call()
+_days = itertools.count()
+
+
+def utterance() -> str:
+    """Something not said before, naming CUED."""
+    return SAID.format(cued=CUED, day=next(_days))
+
+
+async def _median_ms(
+    call: Callable[[str], Awaitable[Any]],
+    embed: Callable[[list[str]], Awaitable[Any]],
+    repeats: int,
+) -> float:
+    """Median wall time of `call` in ms on new utterances (embedded before), after a warm-up."""
     samples = []
-    for _ in range(repeats):
+    for _ in range(repeats + 1):
+        said = utterance()
+        await embed([said])
         start = time.perf_counter()
-        await call()
+        await call(said)
         samples.append(time.perf_counter() - start)
-    return _timed_median(samples)
+    return _timed_median(samples[1:])
 
 
 def _expose_entities(hass: HomeAssistant) -> None:
@@ -132,28 +146,29 @@ def _bulk_rows(count: int, rng: random.Random, vectors: np.random.Generator) -> 
 
 class _ChatClock:
     """Wraps a client's `chat`: the time its conversational call (the one whose last message is
-    UTTERANCE) was made, per turn."""
+    what was said in the turn) was made, per turn."""
 
     def __init__(self, client: Any) -> None:
         self.called: float | None = None
+        self.said = ""
         chat = client.chat
 
         async def timed(*args: Any, **kwargs: Any) -> Any:
             messages = kwargs.get("messages") or []
-            if messages and messages[-1].get("content") == UTTERANCE and self.called is None:
+            if messages and messages[-1].get("content") == self.said and self.called is None:
                 self.called = time.perf_counter()
             return await chat(*args, **kwargs)
 
         client.chat = timed
 
 
-async def _until_chat(hass: HomeAssistant, agent_id: str, clock: _ChatClock) -> float:
+async def _until_chat(hass: HomeAssistant, agent_id: str, clock: _ChatClock, said: str) -> float:
     """One turn in a fresh conversation; seconds from the call until the chat call left."""
-    clock.called = None
+    clock.called, clock.said = None, said
     context = Context()
     with chat_session.async_get_chat_session(hass) as session:
         user_input = conversation.ConversationInput(
-            text=UTTERANCE,
+            text=said,
             context=context,
             conversation_id=session.conversation_id,
             device_id=None,
@@ -164,7 +179,7 @@ async def _until_chat(hass: HomeAssistant, agent_id: str, clock: _ChatClock) -> 
         with conversation.async_get_chat_log(hass, session, user_input):
             start = time.perf_counter()
             await conversation.async_converse(
-                hass, UTTERANCE, session.conversation_id, context, "en", agent_id
+                hass, said, session.conversation_id, context, "en", agent_id
             )
     assert clock.called is not None, f"{agent_id} made no chat call"
     return clock.called - start
@@ -215,17 +230,17 @@ async def test_pre_chat_overhead(
 
     surfacer._render = render  # the model's part is not Alto's: answered at once
 
-    async def surfaced() -> None:
-        outcome = await surfacer.surface_from_heard(Heard(UTTERANCE, None, []))
+    async def surfaced(said: str) -> None:
+        outcome = await surfacer.surface_from_heard(Heard(said, None, []))
         assert outcome.verdict == "surfaced", outcome
 
-    async def block() -> None:
-        assert await organ.async_turn_context(UTTERANCE, viewer=None)
+    async def block(said: str) -> None:
+        assert await organ.async_turn_context(said, viewer=None)
 
-    async def admission() -> None:
-        assert admit(UTTERANCE) is None
+    async def admission(said: str) -> None:
+        assert admit(said) is None
 
-    async def prompt() -> None:
+    async def prompt(_said: str) -> None:
         turn._system_prompt(hass, runtime)
         turn._situation(runtime, TurnReflection())
 
@@ -235,7 +250,8 @@ async def test_pre_chat_overhead(
         "Surfacer (cue, fragment, verify; render answered at once)": surfaced,
         "prompt (persona, home snapshot of every entity)": prompt,
     }
-    medians = {label: await _median_ms(call, repeats) for label, call in steps.items()}
+    embed = organ.embed_queries
+    medians = {label: await _median_ms(call, embed, repeats) for label, call in steps.items()}
     total = sum(medians.values())
 
     alto_id = next(
@@ -248,11 +264,13 @@ async def test_pre_chat_overhead(
     ids = {"Alto": alto_id, "built-in": builtin_id}
     intervals: dict[str, list[float]] = {label: [] for label in ids}
     order = list(ids)
-    for label in order:  # warm-up
-        await _until_chat(hass, ids[label], clocks[label])
-    for _ in range(turns):
+    for warm_up in (True, *([False] * turns)):
+        said = utterance()
+        await embed([said])
         for label in order:
-            intervals[label].append(await _until_chat(hass, ids[label], clocks[label]))
+            interval = await _until_chat(hass, ids[label], clocks[label], said)
+            if not warm_up:
+                intervals[label].append(interval)
         order.reverse()
     alto, builtin = _timed_median(intervals["Alto"]), _timed_median(intervals["built-in"])
 
@@ -261,13 +279,14 @@ async def test_pre_chat_overhead(
         f"exposed entities, {NAMES:,} known names (store filled in {filled_s:.0f} s); medians "
         f"of {repeats} calls per step, {turns} turns per agent",
         "",
-        f"{'figure':<62}{'ms':>8}{'anchor':>16}{'ratio':>8}",
+        f"{'figure':<62}{'ms':>8}{'anchor':>20}{'ratio':>8}",
         *(f"{label:<62}{ms:>8.2f}" for label, ms in medians.items()),
-        f"{'sum of the steps':<62}{total:>8.2f}{'goal 10 ms':>16}{total / GOAL_MS:>8.2f}",
+        f"{'sum of the steps':<62}{total:>8.2f}{'goal 10 ms':>20}{total / GOAL_MS:>8.2f}",
         f"{'whole turn until the chat call, Alto':<62}{alto:>8.2f}"
-        f"{f'built-in {builtin:.2f} ms':>16}{alto / builtin:>8.2f}",
+        f"{f'built-in {builtin:.2f} ms':>20}{alto / builtin:>8.2f}",
         f"{'whole turn until the chat call, Alto less built-in':<62}{alto - builtin:>8.2f}"
-        f"{'goal 10 ms':>16}{(alto - builtin) / GOAL_MS:>8.2f}",
-        f"goal (sum of the steps <= {GOAL_MS:.0f} ms): {'met' if total <= GOAL_MS else 'NOT met'}",
+        f"{'goal 10 ms':>20}{(alto - builtin) / GOAL_MS:>8.2f}",
+        f"goal (<= {GOAL_MS:.0f} ms): sum of the steps {'met' if total <= GOAL_MS else 'NOT met'}, "
+        f"whole turn less built-in {'met' if alto - builtin <= GOAL_MS else 'NOT met'}",
     ]
     print("\n" + "\n".join(lines) + "\n", file=sys.__stdout__, flush=True)
