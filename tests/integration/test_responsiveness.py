@@ -150,8 +150,7 @@ class Watchdog:
 
 # What costs in proportion to the text or the store: (module, attribute) as Alto's code calls it.
 HEAVY = (
-    ("custom_components.alto.surface.cues", "words"),
-    ("custom_components.alto.surface.verify", "words"),
+    ("custom_components.alto.surface.segments", "words"),
     ("custom_components.alto.surface.surfacer", "verify_render"),
     ("custom_components.alto.memory.store", "MemoryStore.turn_block"),
     ("custom_components.alto.memory.corpus", "Corpus.extend"),

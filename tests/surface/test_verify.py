@@ -10,7 +10,8 @@ import pytest
 from uniseg.wordbreak import words
 
 from custom_components.alto.surface import lexicon
-from custom_components.alto.surface.verify import Failure, Verdict, _segments, verify_render
+from custom_components.alto.surface.segments import segments
+from custom_components.alto.surface.verify import Failure, Verdict, verify_render
 
 MARIA = {"Maria": ["Maria walks the dog every morning"]}
 FAMILY = {
@@ -548,4 +549,4 @@ def _corpus() -> list[str]:
 def test_piecewise_segmentation_is_uniseg_segmentation() -> None:
     """Piecewise segmentation is uniseg segmentation."""
     for text in _corpus():
-        assert _segments(text) == list(words(text)), text
+        assert segments(text) == list(words(text)), text

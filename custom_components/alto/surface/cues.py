@@ -17,9 +17,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from uniseg.wordbreak import words
-
 from .lexicon import CLITICS, DETERMINERS
+from .segments import segments
 
 _Word = tuple[int, int, str]  # start, end, casefolded word without its clitic
 type Key = tuple[str, ...]  # the casefolded words that cue a name, in order
@@ -103,7 +102,7 @@ def _keys(name: str) -> tuple[Key, ...]:
 def _words(text: str) -> list[_Word]:
     found: list[_Word] = []
     pos = 0
-    for piece in words(text):
+    for piece in segments(text):
         start, pos = pos, pos + len(piece)
         if not any(c.isalnum() for c in piece):
             continue

@@ -32,9 +32,9 @@ from functools import lru_cache
 from typing import Literal, TypeGuard
 
 import snowballstemmer
-from uniseg.wordbreak import words
 
 from . import lexicon as lx
+from .segments import segments
 
 Mode = Literal[
     "untraceable",
@@ -125,7 +125,6 @@ _FRAMING_WORDS = frozenset(f for f in lx.FRAMING if " " not in f)
 _FRAMING_PHRASES: dict[str, list[tuple[str, ...]]] = {}
 for _phrase in sorted((tuple(f.split()) for f in lx.FRAMING if " " in f), key=len, reverse=True):
     _FRAMING_PHRASES.setdefault(_phrase[0], []).append(_phrase)
-_SPACES = re.compile(r"( +)")
 
 
 def verify_render(
@@ -241,7 +240,7 @@ def _pieces(text: str) -> list[tuple[int, str]]:
     """UAX #29 words with offsets, re-joining numbers it splits: 7:30, 3/4, twenty-five."""
     raw: list[tuple[int, str]] = []
     pos = 0
-    for piece in _segments(text):
+    for piece in segments(text):
         raw.append((pos, piece))
         pos += len(piece)
     out: list[tuple[int, str]] = []
@@ -254,32 +253,6 @@ def _pieces(text: str) -> list[tuple[int, str]]:
         out.append((start, piece))
         i += 1
     return out
-
-
-def _segments(text: str) -> list[str]:
-    """The UAX #29 word segments of `text`, exactly as `uniseg.wordbreak.words` gives them.
-
-    A run of spaces is always a segment of its own (rules WB3d and WB999; no other rule looks
-    across a space), so the text between runs segments on its own, and through a cache: segmenting
-    is the verifier's main cost, and an extractive render is made of its phrases' words. Text where
-    a piece after a space opens with a non-ASCII character, which could be an Extend joining that
-    space (WB4), is segmented whole.
-    """
-    parts = _SPACES.split(text)
-    if any(part[:1] and not part[0].isascii() for part in parts[2::2]):
-        return list(words(text))
-    out: list[str] = []
-    for n, part in enumerate(parts):
-        if n % 2:
-            out.append(part)
-        elif part:
-            out += _segmented(part)
-    return out
-
-
-@lru_cache(maxsize=8192)
-def _segmented(part: str) -> tuple[str, ...]:
-    return tuple(words(part))
 
 
 def _joins(left: str, sep: str, right: str) -> bool:
