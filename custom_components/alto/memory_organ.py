@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ from .memory.qualification import (
     record_qualification,
 )
 from .memory.qualification import effective_mode as mode_for_pair
-from .memory.records import HOUSEHOLD, Row
+from .memory.records import HOUSEHOLD, KIND_EXPLICIT, KIND_SOURCE, Kind, Row
 from .memory.references import KIND_NAMES
 from .memory.server import namespace
 from .memory.store import MemoryStore, ServerCheck
@@ -87,6 +88,10 @@ __all__ = [
 ]
 
 _cpu_fallback_told = False  # the CPU fallback of GPU "auto" was logged in this process
+
+
+type ForgetListener = Callable[[str, frozenset[str]], Awaitable[object]]
+_MENTIONS = frozenset({Kind.PARTICIPANT, Kind.TASK})
 
 
 def signal_memory_changed(entry_id: str) -> str:
@@ -158,6 +163,7 @@ class MemoryOrgan:
             table=lambda: self._table,
         )
         self._reader = MemoryReader(hass, store=store, selection=selection, embedder=self._embedder)
+        self._forget_listeners: list[ForgetListener] = []
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
         # so the next start finds a current checkpoint.
         self._retaining: asyncio.Task[None] | None = None  # forgetting past `max_memories`
@@ -348,12 +354,55 @@ class MemoryOrgan:
         return report
 
     async def async_forget(self, ids: list[int], *, viewer: str | None) -> IntakeReport:
-        """Forget memories the viewer can see (and what was interpreted from them)."""
+        """Forget memories the viewer can see (and what was interpreted from them).
+
+        Their words are erased from the journal and the store (`memory.redaction`), and the
+        listeners (the reflect organ's turn logs) are told which words were forgotten, per scope.
+        """
+        before = await self._hass.async_add_executor_job(self._forgettable, ids, viewer)
         report = await self._writer.async_forget(ids, viewer=viewer)
         fire_report(self._hass, report, None, actor=viewer)
         if report.admitted:
             await self._writer.async_changed_rows()
+            gone = set(report.ids)
+            await self._async_tell_forgotten([row for row in before if row.id in gone])
         return report
+
+    @callback
+    def async_on_forget(self, listener: ForgetListener) -> CALLBACK_TYPE:
+        """Call `listener(scope, texts)` after each forget; return the unsubscribe.
+
+        Called once per scope whose memories lost texts that no memory it still sees holds.
+        """
+        self._forget_listeners.append(listener)
+        return lambda: self._forget_listeners.remove(listener)
+
+    def _forgettable(self, ids: list[int], viewer: str | None) -> list[Row]:
+        """The rows a forget of `ids` may delete: them and their source groups."""
+        asked = self.store.get(ids)
+        groups = {row.source_key for row in asked if row.kind in (KIND_SOURCE, KIND_EXPLICIT)}
+        seen = self.store.rows(viewer, current_only=False) if groups else []
+        taken = {row.id for row in asked}
+        return asked + [row for row in seen if row.source_key in groups and row.id not in taken]
+
+    def _kept_text(self, scope: str) -> str:
+        """Every text the scope still sees, NUL-joined (admission refuses NUL in a text)."""
+        viewer = None if scope == HOUSEHOLD else scope
+        return "\0".join(row.document for row in self.store.rows(viewer, current_only=False))
+
+    async def _async_tell_forgotten(self, deleted: list[Row]) -> None:
+        """Tell the listeners the forgotten sentences (not a mention's few words), by scope."""
+        if not self._forget_listeners:
+            return
+        said = [row for row in deleted if row.kind not in _MENTIONS and row.document]
+        for scope in sorted({row.scope for row in said}):
+            kept = await self._hass.async_add_executor_job(self._kept_text, scope)
+            texts = frozenset(row.document for row in said if row.document not in kept)
+            for listener in list(self._forget_listeners):
+                try:
+                    await listener(scope, texts)
+                except Exception:  # noqa: BLE001 - organs never raise into the forget
+                    LOGGER.exception("Forgotten words not passed on to scope %s", scope)
 
     # -- reads ----------------------------------------------------------------------------
     async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:

@@ -324,11 +324,19 @@ class ReflectionOrgan:
             self._hass, self._async_idle_check, IDLE_CHECK, cancel_on_shutdown=True
         )
         stop_listening = self._hass.bus.async_listen(EVENT_HOMEASSISTANT_STOP, self._async_stop)
+        # A forgotten memory's words leave the turn logs too (and all that cites those turns).
+        stop_forgetting = (
+            self._memory.async_on_forget(self.reflector.forget_texts)
+            if self._memory is not None
+            else None
+        )
 
         @callback
         def stop() -> None:
             stop_idle()
             stop_listening()
+            if stop_forgetting is not None:
+                stop_forgetting()
 
         return stop
 

@@ -10,9 +10,13 @@ What does erase them: dropping the collection. Chroma deletes its log entries an
 segments' rows with it. So after a delete `rebuild` reads the kept records (documents,
 metadata, embeddings), drops the collection, creates it again with the same name and writes
 them back; then, with the client closed, `vacuum` optimizes the full-text index (its merged
-segments drop deleted tokens), VACUUMs the SQLite file (free pages gone) and removes the
-dropped collection's segment folders (its HNSW files: vectors, and whatever memory the index
-allocated). It costs a read and a write of every kept record: forgetting is rare.
+segments drop deleted tokens), VACUUMs the SQLite file (free pages gone), removes the dropped
+collection's segment folders (its HNSW files: vectors). It costs a read and a write of every
+kept record: forgetting is rare.
+
+`scrub` handles the other leak: hnswlib persists its whole element array, and the unused slots
+hold whatever memory the process had freed, text included (seen in tests, a forgotten sentence
+among it). The store scrubs the index files after every write that rewrote them, and at close.
 
 A crash in the middle leaves the rows collection partial: the state record says 0 meanwhile
 (`mark`), so the next open loads what is there and `replay.reconcile` writes every row again
@@ -25,8 +29,10 @@ operator's to vacuum (``chroma vacuum`` on the server's data path).
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sqlite3
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +42,10 @@ _LOGGER = logging.getLogger(__name__)
 _PAGE = 1000
 _INCLUDE = ["documents", "metadatas", "embeddings"]
 _FTS = "embedding_fulltext_search"
+# hnswlib's header.bin as Chroma writes it: a format version (int32), then offsetLevel0,
+# max_elements, cur_element_count, size_data_per_element (size_t each), ...
+_HEADER = struct.Struct("<iQQQQ")
+_ZEROS_STEP = 1 << 20
 
 
 def rebuild(client: Any, collection: Any, mark: Callable[[], None]) -> Any:
@@ -93,6 +103,41 @@ def vacuum(path: Path) -> None:
     for folder in path.iterdir():
         if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def scrub(path: Path, seen: dict[Path, int] | None = None) -> None:
+    """Zero the unused slots of the HNSW index files under an embedded Chroma's `path`.
+
+    hnswlib allocates its element array without clearing it and persists all of it: the slots
+    past the element count hold whatever memory the process freed before (quotes included, a
+    forgotten one too). Only the used slots are ever read back, so zeroing the rest changes
+    nothing Chroma reads, with its client open or closed. Chroma writes the files at the first
+    write after an open and when its index syncs; `seen` (file -> modification time after the
+    last scrub) skips the files not written since.
+    """
+    for header in path.glob("*/header.bin"):
+        level0 = header.with_name("data_level0.bin")
+        try:
+            written = level0.stat().st_mtime_ns
+            if seen is not None and seen.get(level0) == written:
+                continue
+            version, _offset, capacity, count, size = _HEADER.unpack_from(header.read_bytes())
+            total = level0.stat().st_size
+        except (OSError, struct.error):
+            continue
+        if version != 1 or count > capacity or capacity * size != total:
+            _LOGGER.warning("Chroma index %s has an unknown layout: not scrubbed", header.parent)
+            continue
+        start = count * size
+        if start < total:
+            with level0.open("r+b") as file:
+                file.seek(start)
+                for at in range(start, total, _ZEROS_STEP):
+                    file.write(bytes(min(_ZEROS_STEP, total - at)))
+                file.flush()
+                os.fsync(file.fileno())
+        if seen is not None:
+            seen[level0] = level0.stat().st_mtime_ns
 
 
 def _is_uuid(name: str) -> bool:

@@ -219,22 +219,35 @@ def plan_classification(
     statements: Statements,
     state: MemoryState,
     source_vector: bytes,
+    *,
+    given: tuple[tuple[Reference, ...], tuple[TableEntry, ...]] | None = None,
 ) -> ClassificationPlan | Refusal:
-    """Select references, build the correction table and call 2, and check capacity."""
+    """Select references, build the correction table and call 2, and check capacity.
+
+    `given`: the selection and table to use instead (replay, when a forgotten row that they
+    were made with is gone: see ``redaction``).
+    """
     accepted = tuple(plan.spans[i] for i in statements.accepted)
     texts = tuple(plan.texts[i] for i in statements.accepted)
     if not accepted:
         return ClassificationPlan((), (), (), (), None, None)
-    rows = state.visible(item.viewer)
-    selection = select_references(
-        rows, state.codes(rows), query_codes(source_vector), required=item.required
-    )
-    if isinstance(selection, Refusal):
-        return selection
+    selection: tuple[Reference, ...]
+    table: tuple[TableEntry, ...] | None = None
+    if given is None:
+        rows = state.visible(item.viewer)
+        found = select_references(
+            rows, state.codes(rows), query_codes(source_vector), required=item.required
+        )
+        if isinstance(found, Refusal):
+            return found
+        selection = found
+    else:
+        selection, table = given
     capacity = table_capacity(CLASSIFICATION_INSTRUCTION, item.actor_label, texts)
     if capacity < 0:
         return Refusal(Reason.PROMPT_TOO_LARGE, detail="fixed call-2 bytes")
-    table = build_table(selection, state, owner=item.owner, scope=item.scope, capacity=capacity)
+    if table is None:
+        table = build_table(selection, state, owner=item.owner, scope=item.scope, capacity=capacity)
     messages = classification_messages(CLASSIFICATION_INSTRUCTION, item.actor_label, texts, table)
     refusal = _capacity(messages, classification_reservation(texts))
     if refusal is not None:

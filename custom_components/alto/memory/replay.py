@@ -41,6 +41,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .corrections import eligible
 from .journal import (
     GENESIS,
     REDACT,
@@ -56,8 +57,10 @@ from .journal_tail import entries_from
 from .parse import Statements, parse_statements
 from .pending import ACCEPT, REFUSE, Pending, PendingError
 from .pipeline import (
+    ClassificationPlan,
     IntakeInput,
     Provenance,
+    StatementPlan,
     assemble,
     check_batch,
     classify,
@@ -66,13 +69,16 @@ from .pipeline import (
     inferred_rows,
     plan_classification,
     plan_statements,
+    query_codes,
     quotes,
     source_row,
 )
 from .profile import processor_digest, profile_digest
 from .qualification import Mode, normalize_digest
 from .reasons import TRANSIENT, Reason, Refusal, Status
-from .records import KIND_SOURCE, MemoryState, Mutation, Row
+from .records import KIND_SOURCE, MemoryState, Mutation, Row, TableEntry, visible_to
+from .references import Reference
+from .selection import scores
 
 # Reasons a `refuse` entry may record: transient ones keep a source pending instead.
 _FINAL = frozenset(reason.value for reason in Reason) - {reason.value for reason in TRANSIENT}
@@ -107,8 +113,74 @@ def _ok[T](value: T | Refusal) -> T:
     return value
 
 
+def _classification(
+    item: IntakeInput,
+    plan: StatementPlan,
+    statements: Statements,
+    state: MemoryState,
+    vector: bytes,
+    *,
+    record: dict[str, Any],
+    erased: frozenset[int],
+) -> ClassificationPlan | None:
+    """Call 2's plan re-derived and checked against the record (selection, table).
+
+    None when it differs while a forgotten row it may have been made with is gone (`erased`).
+    """
+    try:
+        made = _ok(plan_classification(item, plan, statements, state, vector))
+        _check(record["selection"] == [ref.to_json() for ref in made.selection], "selection")
+        _check(record["table"] == [entry.to_json() for entry in made.table], "table")
+    except Mismatch:
+        if erased:
+            return None
+        raise
+    return made
+
+
+def _as_recorded(
+    record: dict[str, Any],
+    item: IntakeInput,
+    state: MemoryState,
+    vector: bytes,
+    *,
+    erased: frozenset[int],
+) -> tuple[tuple[Reference, ...], tuple[TableEntry, ...]]:
+    """The recorded selection and table, every row they name that is not forgotten checked.
+
+    A selected row must be visible to the input and carry its exact score; a table row must be
+    eligible and quoted as stored.
+    """
+    query = query_codes(vector)
+    refs: list[Reference] = []
+    for row_id, score in record["selection"]:
+        if row_id in erased:
+            continue
+        row = state.get(row_id)
+        _check(row is not None and visible_to(row, item.viewer), "selection")
+        assert row is not None
+        _check(int(scores(state.codes([row]), query).tolist()[0]) == score, "selection")
+        refs.append(Reference(row, score, row_id in item.required))
+    table: list[TableEntry] = []
+    for data in record["table"]:
+        entry = TableEntry(**data)
+        row = state.get(entry.row_id)
+        _check(eligible(row, item.owner, item.scope), "table")
+        assert row is not None
+        stored = (row.source_id, row.source_version, row.actor, row.document)
+        _check(stored == (entry.source_id, entry.source_version, entry.actor, entry.quote), "table")
+        table.append(entry)
+    return tuple(refs), tuple(table)
+
+
 def _intake_rows(
-    entry: dict[str, Any], batch: list[IntakeInput], state: MemoryState, vectors: list[bytes]
+    entry: dict[str, Any],
+    batch: list[IntakeInput],
+    state: MemoryState,
+    vectors: list[bytes],
+    *,
+    erased: frozenset[int],
+    taken: list[int],
 ) -> list[list[Row]]:
     mode = Mode(entry["mode"])
     request = entry["request"]
@@ -140,9 +212,15 @@ def _intake_rows(
             statements: Statements = _ok(parse_statements(first["response"], plan.texts))
             _check(first["spans"] == len(plan.spans), "spans")
             _check((first["executed"], first["items"]) == (1, len(statements.accepted)), "items")
-            plan2 = _ok(plan_classification(item, plan, statements, state, vectors[cursor]))
-            _check(record["selection"] == [ref.to_json() for ref in plan2.selection], "selection")
-            _check(record["table"] == [entry.to_json() for entry in plan2.table], "table")
+            plan2 = _classification(
+                item, plan, statements, state, vectors[cursor], record=record, erased=erased
+            )
+            if plan2 is None:  # made with a forgotten row: taken as recorded, its rows checked
+                given = _as_recorded(record, item, state, vectors[cursor], erased=erased)
+                plan2 = _ok(
+                    plan_classification(item, plan, statements, state, vectors[cursor], given=given)
+                )
+                taken.append(sequence)
             _check(second["executed"] == int(plan2.messages is not None), "executed")
             result = _ok(classify(item, plan2, second["response"]))
             _check(second["items"] == len(result.required) + len(result.mentions), "items")
@@ -161,10 +239,20 @@ def _intake_rows(
     return rows
 
 
-def derive(entry: dict[str, Any], state: MemoryState, pending: Pending) -> Mutation:
+def derive(
+    entry: dict[str, Any],
+    state: MemoryState,
+    pending: Pending,
+    *,
+    erased: frozenset[int] = frozenset(),
+    taken: list[int] | None = None,
+) -> Mutation:
     """Re-derive an entry's mutation from its recorded inputs and outputs, or raise Mismatch.
 
     `pending` is the set of pending sources before the entry (an accept may not repeat one).
+    `erased`: forgotten rows that existed when the entry was written and are gone now (see
+    ``redaction``); a call-2 selection or table that no longer re-derives without them is taken
+    as recorded (the rows it names checked), and the entry's sequence appended to `taken`.
     """
     sequence = entry["sequence"]
     vectors = [base64.b64decode(v, validate=True) for v in entry["vectors"]]
@@ -192,7 +280,9 @@ def derive(entry: dict[str, Any], state: MemoryState, pending: Pending) -> Mutat
     _check(op == "intake", "op")
     _check(entry["processor_digest"] == processor_digest(), "processor_digest")
     _check(entry["profile_digest"] == profile_digest(), "profile_digest")
-    rows = _intake_rows(entry, batch, state, vectors)
+    rows = _intake_rows(
+        entry, batch, state, vectors, erased=erased, taken=[] if taken is None else taken
+    )
     return _ok(assemble(batch, rows, state, sequence))
 
 
@@ -212,9 +302,12 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
 
     A tombstone (``redaction``) is checked against its authorization and its recorded mutation
     applied without the erased rows. An intact entry written while an erased row existed may
-    have been derived from that row (a selection, a table): if it no longer re-derives, its
-    recorded mutation is applied and it is counted ``unverified``. With tombstones the report
-    adds ``redacted`` and ``unverified`` (counts).
+    have selected it (or been shaped by it: the selection's rounds, the table's budget): when its
+    call-2 selection and table no longer re-derive, they are taken as recorded, every row they
+    name that still exists checked (visible, its exact score, eligible, quoted as stored), and
+    everything else is re-derived; such an entry is counted ``unverified``. A forget whose rows
+    its tombstones erased re-derives over the rows still held. With tombstones the report adds
+    ``redacted`` and ``unverified`` (counts).
     """
     lines = read_lines(Path(journal_path))
     parsed = [_parse(line) for line in lines]
@@ -229,9 +322,9 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
     state = MemoryState()
     pending = Pending()
     prev = GENESIS
-    shadow = 0  # entries up to this one were written while an erased row existed
     erased: dict[int, int] = {}  # erased row id -> the forget that deleted it
-    redacted = unverified = 0
+    redacted = 0
+    taken: list[int] = []  # entries whose call-2 plan was taken as recorded
     for index, entry in enumerate(parsed):
         try:
             if entry is None:
@@ -245,20 +338,14 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
                 for row in entry["mutation"]["upsert"]:
                     if row["id"] not in kept:
                         erased[row["id"]] = until
-                        shadow = max(shadow, until)
             else:
                 recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
-                try:
-                    if entry["op"] == "forget":
-                        mutation = _forget(entry, state, erased, recorded)
-                    else:
-                        mutation = derive(entry, state, pending)
-                    _check(mutation == recorded, "mutation")
-                except Mismatch:
-                    if entry["sequence"] > shadow:
-                        raise
-                    mutation = recorded
-                    unverified += 1
+                if entry["op"] == "forget":
+                    mutation = _forget(entry, state, erased, recorded)
+                else:
+                    alive = frozenset(i for i, until in erased.items() if until > index + 1)
+                    mutation = derive(entry, state, pending, erased=alive, taken=taken)
+                _check(mutation == recorded, "mutation")
             try:
                 pending = pending.after(entry)
             except PendingError:
@@ -272,7 +359,7 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
         prev = entry["hash"]
     report = _report(len(lines), None, None)
     if redacted:
-        report |= {"redacted": redacted, "unverified": unverified}
+        report |= {"redacted": redacted, "unverified": len(taken)}
     return report, state
 
 

@@ -121,6 +121,7 @@ class MemoryStore:
         self._checkpoint = checkpoint
         self._saved = 0  # the sequence of the checkpoint on disk
         self._embedded: Path | None = None  # an embedded store's folder: deletes are erased
+        self._scrubbed: dict[Path, int] = {}  # index files scrubbed, as last written
         self.state = MemoryState()
         self._open()
 
@@ -132,9 +133,10 @@ class MemoryStore:
         client = chromadb.PersistentClient(path=str(path), settings=_settings())
         store = cls(client, checkpoint=checkpoint)
         store._embedded = Path(path)
+        erasure.scrub(store._embedded, store._scrubbed)  # index files an older version left
         return store
 
-    def _erase(self, path: Path) -> None:
+    def _erase(self, path: Path, applied: int) -> None:
         """Erase deleted records from the embedded Chroma's files (`erasure`).
 
         Meanwhile the state record says 0: after a crash, the next open writes every row again
@@ -146,6 +148,7 @@ class MemoryStore:
             self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": 0}])
 
         erasure.rebuild(self._client, self._rows, mark)
+        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
         self._client.close()
         erasure.vacuum(path)
         self._client = chromadb.PersistentClient(path=str(path), settings=_settings())
@@ -173,6 +176,8 @@ class MemoryStore:
         if self._saved != self.state.applied:
             self._save_checkpoint()
         self._client.close()
+        if self._embedded is not None:
+            erasure.scrub(self._embedded, self._scrubbed)
 
     def _open(self) -> None:
         found = self._meta.get(ids=[_STATE_ID], include=["metadatas"])
@@ -323,10 +328,12 @@ class MemoryStore:
             )
         if mutation.delete:
             self._rows.delete(ids=[str(i) for i in mutation.delete])
-            if self._embedded is not None:
-                self._erase(self._embedded)
         applied = max(self.state.applied, mutation.sequence)
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
+        if self._embedded is not None:
+            if mutation.delete:
+                self._erase(self._embedded, applied)
+            erasure.scrub(self._embedded, self._scrubbed)
         with self._lock:
             again = [row.id for row in mutation.upsert if self.state.get(row.id) is not None]
             self.state.apply(mutation)

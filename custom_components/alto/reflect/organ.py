@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -471,6 +471,24 @@ class Reflector:
         return await self._forget(
             scope, lambda state: [n for n, t in state.turns.items() if t.conversation == digest]
         )
+
+    async def forget_texts(self, scope: str, texts: Collection[str]) -> tuple[int, ...]:
+        """Forget this scope's turns whose utterance or reply holds one of `texts`.
+
+        `texts` are the words of a forgotten memory (see `forget_turns`). A scope without a log
+        is left without one.
+        """
+        if not texts or not valid_scope(scope):
+            return ()
+
+        def holding(state: ScopeState) -> list[int]:
+            return sorted(
+                n
+                for n, turn in state.turns.items()
+                if any(text in turn.utterance or text in turn.reply for text in texts)
+            )
+
+        return await self._forget(scope, holding)
 
     async def _forget(
         self, scope: str, choose: Callable[[ScopeState], list[int]]

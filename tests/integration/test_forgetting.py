@@ -1,0 +1,132 @@
+"""Forgetting erases: after `alto.forget` no byte of the text is left under the config dir.
+
+Real HA, real users, the fake Ollama and the embedded Chroma store. A user says a secret in a
+conversation (interpreted in mode 2, and kept verbatim in mode 1), says and remembers things that
+are kept; after the forget every file under the config directory is read whole: the secret and
+its distinctive parts are nowhere, the kept memories are there and recalled, the journal replays,
+and a restart loads the same memories.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from homeassistant.core import Context, HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.alto.memory.replay import replay_state
+
+from ..fake_ollama import FakeOllama
+from .helpers import (
+    alto_service,
+    converse_and_wait_for_background,
+    is_call_1,
+    is_call_2,
+    journal_file,
+    memory,
+    recall,
+    remember,
+)
+
+SECRET = "My bank PIN is 4821 and the safe code is 9917."
+SAID = "The spare key hangs by the garage door."
+KEPT = "The bins go out on Thursday."
+NEEDLES = (SECRET, "4821", "9917", "bank PIN")
+
+
+def _holding(root: Path, needles: tuple[str, ...]) -> dict[str, list[str]]:
+    """Every file under `root` (all bytes, recursively) that holds one of `needles`."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            held = [n for n in needles if n.encode() in data]
+            if held:
+                found[str(path.relative_to(root))] = held
+    return found
+
+
+def _script(fake: FakeOllama, *sentences: str) -> None:
+    """Call 1 labels each sentence a statement; call 2 asserts it."""
+    for sentence in sentences:
+        fake.when(
+            lambda body, s=sentence: is_call_1(body) and json.dumps(s) in json.dumps(body),
+            json.dumps([[sentence, "statement"]]),
+        )
+        fake.when(
+            lambda body, s=sentence: is_call_2(body) and json.dumps(s)[1:-1] in _statements(body),
+            json.dumps([[3, sentence]]),
+        )
+
+
+def _statements(body: dict[str, Any]) -> str:
+    content = body["messages"][1]["content"]
+    return content.split("<statements>", 1)[1]
+
+
+async def _rows(hass: HomeAssistant) -> list[tuple[Any, ...]]:
+    return sorted(
+        (row.id, row.document, row.kind, row.status)
+        for row in await hass.async_add_executor_job(memory(hass).store.state.rows)
+    )
+
+
+@pytest.mark.usefixtures("qualified")
+@pytest.mark.parametrize("mode", ["automatic", "source_text"])
+async def test_forgetting_leaves_no_byte_of_the_text(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+    mode: str,
+) -> None:
+    """A forgotten secret is in no file under the config dir; kept memories stay and replay."""
+    if mode == "source_text":
+        hass.config_entries.async_update_entry(
+            setup_alto, options={**setup_alto.options, "memory_mode": 1}
+        )
+        assert await hass.config_entries.async_reload(setup_alto.entry_id)
+        await hass.async_block_till_done()
+    alice_user = await hass.auth.async_create_user("Alice", group_ids=["system-users"])
+    alice = Context(user_id=alice_user.id)
+    root = Path(hass.config.config_dir)
+    _script(fake_ollama, SECRET, SAID)
+    await converse_and_wait_for_background(hass, SECRET, context=alice)
+    # A later turn of the same speaker: in mode 2 its correction table quotes the secret.
+    await converse_and_wait_for_background(hass, SAID, context=alice)
+    await remember(hass, KEPT, alice)
+    assert _holding(root, NEEDLES)  # the secret is on disk before
+
+    found = await recall(hass, "bank PIN safe code", alice)
+    source = next(m for m in found if m["quote"] == SECRET and m["kind"] == "source")
+    await alto_service(hass, "forget", {"id": source["id"]}, alice)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+    assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
+    kept = _holding(root, (SAID, KEPT))
+    assert any(SAID in held for held in kept.values())
+    assert any(KEPT in held for held in kept.values())
+    quotes = {m["quote"] for m in await recall(hass, "key garage bins", alice)}
+    assert {SAID, KEPT} <= quotes
+    assert not any("4821" in quote for quote in quotes)
+
+    admin = Context(user_id=hass_admin_user.id)
+    report = await alto_service(hass, "replay", {}, admin)
+    assert report["ok"], report
+    # The secret's accept and intake entries; in mode 2 also the later turn's, whose correction
+    # table quoted it. Every other entry still re-derives.
+    assert report["redacted"] == (3 if mode == "automatic" else 2)
+    assert report["unverified"] == 0
+    rows = await _rows(hass)
+    path = journal_file(hass, setup_alto)
+    _report, replayed = await hass.async_add_executor_job(replay_state, path)
+    assert sorted((r.id, r.document, r.kind, r.status) for r in replayed.rows()) == rows
+
+    # A restart loads the same memories, and still holds no byte of the secret.
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+    assert await _rows(hass) == rows
+    assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
