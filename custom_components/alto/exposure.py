@@ -49,6 +49,8 @@ class ExposureIndex:
         self._hass = hass
         # The registry and its entities by entity id; None when something changed.
         self._built: tuple[Registry, tuple[ExposedEntity, ...]] | None = None
+        # The last line made for each entity: made again only when its state changed.
+        self._lines: dict[str, EntityLine] = {}
         self._unsubs: list[Callable[[], None]] = []
 
     @callback
@@ -80,18 +82,24 @@ class ExposureIndex:
 
     def entity_lines(self) -> list[EntityLine]:
         """The exposed entities with their current states, by entity id, for the prompt."""
-        get = self._hass.states.get
-        return [
-            EntityLine(entity.entity_id, entity.name, entity.area, state.state)
-            for entity in self._current()[1]
-            if (state := get(entity.entity_id)) is not None
-        ]
+        get, made = self._hass.states.get, self._lines
+        lines = []
+        for entity in self._current()[1]:
+            if (state := get(entity.entity_id)) is None:
+                continue
+            line = made.get(entity.entity_id)
+            if line is None or line.state != state.state:
+                line = made[entity.entity_id] = EntityLine(
+                    entity.entity_id, entity.name, entity.area, state.state
+                )
+            lines.append(line)
+        return lines
 
     def _current(self) -> tuple[Registry, tuple[ExposedEntity, ...]]:
         """The registry and its entities by entity id, rebuilt once after a change."""
         if self._built is None:
             registry = self._build()
-            self._built = (registry, registry.entities())
+            self._built, self._lines = (registry, registry.entities()), {}
         return self._built
 
     def area_of_device(self, device_id: str | None) -> str | None:

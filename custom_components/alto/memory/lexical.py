@@ -43,7 +43,13 @@ type Terms = Mapping[str, int]  # stemmed term -> count in one text
 def terms(text: str) -> Terms:
     """The stemmed content terms of `text` with their counts."""
     words = (_CLITIC.sub("", w.casefold()) for w in WORD.findall(text))
-    return Counter(_STEMMER.stemWord(w) for w in words if w and w not in STOPWORDS)
+    return Counter(_stem(w) for w in words if w and w not in STOPWORDS)
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """Snowball's stem of one word, cached: a new text is mostly words already read."""
+    return str(_STEMMER.stemWord(word))
 
 
 def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
