@@ -21,7 +21,7 @@ from homeassistant.core import HomeAssistant
 
 from .const import LOGGER
 from .gpu.backend import SelectionBackend
-from .memory import intake, replay
+from .memory import intake, redaction, replay
 from .memory.journal import Journal
 from .memory.pipeline import IntakeInput
 from .memory.qualification import Mode
@@ -141,6 +141,8 @@ class MemoryWriter:
 
     def _reconcile(self) -> None:
         replay.reconcile(self.journal, self.store)
+        with self.journal.lock:  # a forget that failed in the store left its lines unwritten
+            redaction.finish(self.journal, self.store.state)
         load_selection(self.selection, self.store)
 
     async def async_changed_rows(self) -> None:

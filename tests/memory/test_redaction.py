@@ -9,14 +9,15 @@ and the rewrite is finished at the next open.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from custom_components.alto.memory import erasure, redaction
 from custom_components.alto.memory import intake as intake_module
-from custom_components.alto.memory import redaction
 from custom_components.alto.memory.checkpoint import Checkpoint
-from custom_components.alto.memory.intake import forget, remember
+from custom_components.alto.memory.intake import StoreBehind, forget, remember
 from custom_components.alto.memory.journal import REDACT, Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.records import canonical_json
@@ -193,3 +194,43 @@ async def test_a_crash_before_the_rewrite_is_finished_at_open(
     report = replay(journal.path)
     assert report["ok"]
     assert report["redacted"] == written
+
+
+async def test_a_crash_while_chroma_is_rebuilt_is_repaired_from_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed Chroma rebuild (the collection dropped): the next open writes every row again.
+
+    The state record says 0 while the collection is rebuilt, and stays 0 after a rebuild failed
+    (the writer's catch-up meanwhile keeps the state whole), so the reopened store loads what
+    Chroma has and `reconcile` brings it up to the journal from its first entry.
+    """
+    journal = Journal(tmp_path / "journal.jsonl")
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    secret, _kept = await _history(store, journal)
+    expected = [row for row in _rows(store.state) if row[4] != "t/secret"]
+
+    def crash(client: object, collection: object, mark: Callable[[], None]) -> object:
+        mark()
+        client.delete_collection(collection.name)  # type: ignore[attr-defined]
+        raise OSError("power cut")
+
+    monkeypatch.setattr(erasure, "rebuild", crash)
+    with pytest.raises(StoreBehind):
+        await forget([secret], viewer=USER_A, store=store, journal=journal)
+    monkeypatch.undo()
+    # The writer catches the store up before its next write; Chroma's copy stays marked.
+    reconcile(journal, store)
+    assert _rows(store.state) == expected
+    store.close()
+    reopened = Journal(journal.path)
+    again = MemoryStore.open_persistent(tmp_path / "chroma")
+    try:
+        assert again.applied == 0  # the mark: Chroma is not to be trusted
+        reconcile(reopened, again)
+        redaction.finish(reopened, again.state)
+        assert _rows(again.state) == expected
+    finally:
+        again.close()
+    assert _files_holding(tmp_path, b"4821") == []
+    assert replay(journal.path)["ok"]

@@ -122,6 +122,7 @@ class MemoryStore:
         self._saved = 0  # the sequence of the checkpoint on disk
         self._embedded: Path | None = None  # an embedded store's folder: deletes are erased
         self._scrubbed: dict[Path, int] = {}  # index files scrubbed, as last written
+        self._partial = False  # a rebuild failed: Chroma's copy waits for a start to refill it
         self.state = MemoryState()
         self._open()
 
@@ -140,14 +141,19 @@ class MemoryStore:
         """Erase deleted records from the embedded Chroma's files (`erasure`).
 
         Meanwhile the state record says 0: after a crash, the next open writes every row again
-        from the journal.
+        from the journal. A rebuild that fails leaves it at 0 for as long as this store runs.
         """
         names = (self._rows.name, self._meta.name)
 
         def mark() -> None:
             self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": 0}])
 
-        erasure.rebuild(self._client, self._rows, mark)
+        try:
+            erasure.rebuild(self._client, self._rows, mark)
+        except Exception:
+            self._partial = True
+            self._rows = self._client.get_or_create_collection(names[0], embedding_function=None)
+            raise
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
         self._client.close()
         erasure.vacuum(path)
@@ -329,10 +335,11 @@ class MemoryStore:
         if mutation.delete:
             self._rows.delete(ids=[str(i) for i in mutation.delete])
         applied = max(self.state.applied, mutation.sequence)
-        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
+        recorded = 0 if self._partial else applied  # 0: the next open refills Chroma
+        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": recorded}])
         if self._embedded is not None:
             if mutation.delete:
-                self._erase(self._embedded, applied)
+                self._erase(self._embedded, recorded)
             erasure.scrub(self._embedded, self._scrubbed)
         with self._lock:
             again = [row.id for row in mutation.upsert if self.state.get(row.id) is not None]
