@@ -85,7 +85,30 @@ class ThoughtOrgan:
                 SurfacerOptions(recall=settings.surfacer_recall),
                 run_blocking=hass.async_add_executor_job,
             )
-        return cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
+        organ = cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
+        if memory is not None:  # the entry's organs live and go together
+            memory.async_on_forget(organ.async_forgotten)
+        return organ
+
+    async def async_forgotten(self, _scope: str, _texts: frozenset[str]) -> None:
+        """Drop a kept thought that drew on a memory a forget just removed.
+
+        The last thought sensor then no longer shows a forgotten memory's words.
+        """
+        if self.memory is None:
+            return
+        changed = False
+        for outcome in {id(o): o for o in (self.last_surfaced, self.last) if o}.values():
+            ids = [int(i) for i in outcome.source_ids if str(i).isdigit()]
+            stored = await self.hass.async_add_executor_job(self.memory.store.get, ids)
+            if len(stored) < len(ids):
+                if self.last_surfaced is outcome:
+                    self.last_surfaced = None
+                if self.last is outcome:
+                    self.last = None
+                changed = True
+        if changed:
+            async_dispatcher_send(self.hass, signal_thought(self.entry_id))
 
     async def async_surface(
         self, text: str, actor: str | None, listener: Hashable, episode: list[str]

@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers.dispatcher import async_dispatcher_send
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.memory.replay import replay_state
+from custom_components.alto.surface.surfacer import SurfaceOutcome
+from custom_components.alto.thoughts import signal_thought
 
 from ..fake_ollama import FakeOllama
 from .helpers import (
@@ -35,6 +38,7 @@ SECRET = "My bank PIN is 4821 and the safe code is 9917."
 SAID = "The spare key hangs by the garage door."
 KEPT = "The bins go out on Thursday."
 NEEDLES = (SECRET, "4821", "9917", "bank PIN")
+LAST_THOUGHT = "sensor.alto_last_thought"
 
 
 def _holding(root: Path, needles: tuple[str, ...]) -> dict[str, list[str]]:
@@ -102,8 +106,17 @@ async def test_forgetting_leaves_no_byte_of_the_text(
 
     found = await recall(hass, "bank PIN safe code", alice)
     source = next(m for m in found if m["quote"] == SECRET and m["kind"] == "source")
+    # A thought that drew on it, as the last thought sensor shows one.
+    thoughts = setup_alto.runtime_data.thoughts
+    thoughts.last_surfaced = thoughts.last = SurfaceOutcome(
+        "surfaced", "I remember the bank PIN is 4821.", [str(source["id"])]
+    )
+    async_dispatcher_send(hass, signal_thought(setup_alto.entry_id))
+    await hass.async_block_till_done()
+    assert "4821" in json.dumps(hass.states.get(LAST_THOUGHT).as_dict())
     await alto_service(hass, "forget", {"id": source["id"]}, alice)
     await hass.async_block_till_done(wait_background_tasks=True)
+    assert "4821" not in json.dumps(hass.states.get(LAST_THOUGHT).as_dict())
 
     assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
     kept = _holding(root, (SAID, KEPT))
