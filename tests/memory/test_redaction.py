@@ -234,3 +234,29 @@ async def test_a_crash_while_chroma_is_rebuilt_is_repaired_from_the_journal(
         again.close()
     assert _files_holding(tmp_path, b"4821") == []
     assert replay(journal.path)["ok"]
+
+
+async def test_a_tombstone_is_redacted_again_by_a_later_forget(
+    tmp_path: Path, store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second forget redacts a line the first one already made a tombstone.
+
+    The later authorization replaces the earlier one; a crash before its rewrite leaves the
+    earlier tombstone, which still verifies, and `finish` writes the later one.
+    """
+    secret, _kept = await _history(store, journal)
+    await forget([secret], viewer=USER_A, store=store, journal=journal)
+    later = next(row for row in store.state.rows() if row.source_id == "t/later")
+    monkeypatch.setattr(intake_module.redaction, "rewrite", lambda _path, _tombs: 0)
+    await forget([later.id], viewer=USER_A, store=store, journal=journal)
+    monkeypatch.undo()
+    assert b"different now" in journal.path.read_bytes()
+    reopened = Journal(journal.path)
+    assert reopened.damage is None  # the first tombstone is still an authorized form
+    assert replay(journal.path)["ok"]
+    assert redaction.finish(reopened, store.state) >= 1
+    assert b"different now" not in journal.path.read_bytes()
+    assert Journal(journal.path).damage is None
+    report, replayed = replay_state(journal.path)
+    assert report["ok"], report
+    assert _rows(replayed) == _rows(store.state)

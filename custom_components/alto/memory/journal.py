@@ -65,7 +65,7 @@ def entry_hash(entry: dict[str, Any]) -> str:
 
 REDACT = "redact"  # a forget entry's list of the tombstones it authorizes
 
-type Authorizations = dict[int, tuple[str, str]]
+type Authorizations = dict[int, set[tuple[str, str]]]
 
 
 def tombstone_digest(entry: dict[str, Any]) -> str:
@@ -74,9 +74,10 @@ def tombstone_digest(entry: dict[str, Any]) -> str:
 
 
 def authorizations(entries: Iterable[dict[str, Any]]) -> Authorizations:
-    """Sequence -> (original hash, tombstone digest) for every tombstone that an intact forget
-    among `entries` authorizes (a forget whose own hash fails authorizes nothing; a later
-    forget's authorization of the same line replaces an earlier one's)."""
+    """Sequence -> every (original hash, tombstone digest) that an intact forget among `entries`
+    authorizes for that line (a forget whose own hash fails authorizes nothing). A line that
+    two forgets redacted has two authorized forms: the later one's, and the earlier one's that
+    a crash before the later rewrite leaves (``redaction.finish`` then writes the later)."""
     found: Authorizations = {}
     for entry in entries:
         listed = entry.get(REDACT)
@@ -85,17 +86,17 @@ def authorizations(entries: Iterable[dict[str, Any]]) -> Authorizations:
         for item in listed:
             match item:
                 case [int(sequence), str(original), str(digest)] if sequence < entry["sequence"]:
-                    found[sequence] = (original, digest)
+                    found.setdefault(sequence, set()).add((original, digest))
     return found
 
 
 def sound(entry: dict[str, Any], authorized: Authorizations) -> bool:
     """Whether an entry is what the chain says it is: an intact entry carries its own hash; a
-    tombstone is exactly the one authorized for its sequence and original hash."""
+    tombstone is exactly one authorized for its sequence and original hash."""
     if entry.get("hash") == entry_hash(entry):
         return True
-    listed = authorized.get(entry.get("sequence"))  # type: ignore[arg-type]
-    return listed is not None and listed == (entry.get("hash"), tombstone_digest(entry))
+    forms = authorized.get(entry.get("sequence"))  # type: ignore[arg-type]
+    return forms is not None and (entry.get("hash"), tombstone_digest(entry)) in forms
 
 
 def is_tombstone(entry: dict[str, Any]) -> bool:

@@ -20,8 +20,11 @@ lines that hold the text as *tombstones* that a later entry authorizes (see ``jo
    and line numbers stay, so ``journal_tail`` reads it as before.
 
 A crash between 2 and 3 leaves intact lines that F lists: they still verify (their own hash),
-and `finish` (at the next open) plans again and writes every listed tombstone whose digest is
-the one F recorded. Rewriting is idempotent.
+and `finish` (at the next open, and when the writer catches the store up) plans again and
+writes every listed tombstone whose digest is the one F recorded. Rewriting is idempotent. A
+later forget may redact a tombstone again (two memories of one entry, forgotten one after the
+other): it lists the line with its new digest, and until it is rewritten the earlier form,
+which the earlier forget authorized, still verifies.
 
 Replay cannot re-derive a tombstone (its request and raw outputs are gone): it checks the
 authorization, applies the recorded mutation without the erased rows, and re-derives every
@@ -46,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .journal import REDACT, Journal, authorizations, entry_hash, sound, tombstone_digest
+from .journal import REDACT, Journal, authorizations, sound, tombstone_digest
 from .journal_tail import last_lines
 from .pending import Pending
 from .records import KIND_EXPLICIT, KIND_SOURCE, MemoryState, Row, canonical_json
@@ -63,6 +66,7 @@ class Tombstone:
     length: int  # bytes of the line, without its LF
     original: str  # the entry's hash
     entry: dict[str, Any]
+    planned_from: str  # `tombstone_digest` of the line as read (intact, or an older tombstone)
 
     @property
     def digest(self) -> str:
@@ -185,7 +189,9 @@ def plan(path: Path, forgotten: Forgotten, wrote: Iterable[int], before: int) ->
                 sequence,
                 rest,
             )
-        found.append(Tombstone(sequence, offset, len(line), entry["hash"], tomb))
+        found.append(
+            Tombstone(sequence, offset, len(line), entry["hash"], tomb, tombstone_digest(entry))
+        )
     # The lines that wrote a deleted row go last: while any other line is still to be written,
     # they hold the texts that `finish` plans it from again after a crash.
     return sorted(found, key=lambda tomb: (tomb.sequence in wrote, tomb.sequence))
@@ -215,10 +221,8 @@ def rewrite(path: Path, tombstones: Sequence[Tombstone]) -> int:
                 current = json.loads(line)
             except ValueError:
                 continue
-            if current.get("hash") != tomb.original or current == tomb.entry:
-                continue
-            if entry_hash(current) != tomb.original:
-                continue  # not the line that was planned
+            if current == tomb.entry or tombstone_digest(current) != tomb.planned_from:
+                continue  # written already, or not the line that was planned
             data = canonical_json(tomb.entry).encode("utf-8")
             if len(data) > tomb.length:
                 continue  # never: a tombstone only blanks
@@ -238,30 +242,29 @@ def finish(journal: Journal, state: MemoryState) -> int:
     """
     if journal.damage is not None or not journal.count:
         return 0
-    tail = [json.loads(line) for line in last_lines(journal.path, 64)]
-    authorized = authorizations(tail)
-    written = 0
-    for forget in tail:
-        if forget.get("op") == "forget" and forget.get(REDACT):
-            written += _finish_one(journal, state, forget, authorized)
-    return written
+    forgets = [
+        entry
+        for entry in map(json.loads, last_lines(journal.path, 64))
+        if entry.get("op") == "forget" and entry.get(REDACT)
+    ]
+    # A line two forgets redacted is to hold the later one's form.
+    last = {item[0]: forget["sequence"] for forget in forgets for item in forget[REDACT]}
+    return sum(
+        _finish_one(
+            journal, state, forget, {s for s, by in last.items() if by == forget["sequence"]}
+        )
+        for forget in forgets
+    )
 
 
 def _finish_one(
-    journal: Journal,
-    state: MemoryState,
-    forget: dict[str, Any],
-    authorized: dict[int, tuple[str, str]],
+    journal: Journal, state: MemoryState, forget: dict[str, Any], mine: set[int]
 ) -> int:
-    listed = {
-        item[0]: (item[1], item[2])
-        for item in forget[REDACT]
-        if authorized.get(item[0]) == (item[1], item[2])  # not replaced by a later forget
-    }
+    listed = {item[0]: (item[1], item[2]) for item in forget[REDACT] if item[0] in mine}
     todo = {
         sequence: entry
         for sequence, entry in _pick(journal.path, set(listed))
-        if entry.get("hash") == entry_hash(entry)  # still intact
+        if tombstone_digest(entry) != listed[sequence][1]  # not yet in the authorized form
     }
     if not todo:
         return 0
@@ -274,11 +277,10 @@ def _finish_one(
     ]
     again = Forgotten.of(deleted, state.rows(), journal.pending)
     forgotten = Forgotten(again.texts, erased, again.sources, again.pending)
+    wrote = {row.sequence for row in deleted}
     planned = [
         tomb
-        for tomb in plan(
-            journal.path, forgotten, {row.sequence for row in deleted}, forget["sequence"]
-        )
+        for tomb in plan(journal.path, forgotten, wrote, forget["sequence"])
         if tomb.sequence in todo and listed[tomb.sequence] == (tomb.original, tomb.digest)
     ]
     if missing := sorted(set(todo) - {tomb.sequence for tomb in planned}):

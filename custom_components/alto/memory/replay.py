@@ -44,7 +44,6 @@ from typing import Any
 from .corrections import eligible
 from .journal import (
     GENESIS,
-    REDACT,
     Authorizations,
     Journal,
     authorizations,
@@ -312,12 +311,12 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
     lines = read_lines(Path(journal_path))
     parsed = [_parse(line) for line in lines]
     authorized = authorizations(entry for entry in parsed if entry is not None)
-    # Sequence of the forget that authorized each tombstone: its erased rows lived until then.
-    erased_until = {
-        sequence: forget["sequence"]
+    # The forget that deleted each row: an erased row lived until then.
+    deleted_by = {
+        row_id: forget["sequence"]
         for forget in parsed
         if forget is not None and forget.get("op") == "forget"
-        for sequence, *_ in forget.get(REDACT) or []
+        for row_id in forget.get("mutation", {}).get("delete", [])
     }
     state = MemoryState()
     pending = Pending()
@@ -333,11 +332,10 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
             if is_tombstone(entry):
                 mutation = mutation_of(entry)
                 redacted += 1
-                until = erased_until.get(entry["sequence"], 0)
                 kept = {row.id for row in mutation.upsert}
                 for row in entry["mutation"]["upsert"]:
                     if row["id"] not in kept:
-                        erased[row["id"]] = until
+                        erased[row["id"]] = deleted_by.get(row["id"], 0)
             else:
                 recorded = Mutation.from_json(entry["mutation"], entry["vectors"])
                 if entry["op"] == "forget":
