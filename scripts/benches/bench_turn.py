@@ -21,6 +21,12 @@ alternate between the agents (and which goes first), after one warm-up turn each
 debug mode, which the test harness switches on, is switched off so the numbers resemble a real
 install. The table shows medians and the Alto/built-in ratio.
 
+The goal (first spoken delta within 1.10x of the built-in agent's, on "speech first") is printed
+under the table with a second anchor: Alto's speech gate releases whole sentences (nothing is
+spoken as done before the sentence is read whole), while the built-in agent forwards every chunk,
+so its first delta is the stream's first chunk. "first full sentence" is when the built-in agent's
+deltas held the speech's first whole sentence: the earliest any sentence-gated agent could speak.
+
 The passes run (`test_first_delta_with_background_passes`) measures the time to first spoken
 delta over one 50-turn conversation (one conversation id, history growing to *max_history*) with
 every background pass off, then with every pass on, one run each, same fake model. With the
@@ -82,6 +88,9 @@ SCRIPTS = {
     "speech first": SPEECH,
     "thought first": "They want a walk plan; keep it short and practical. " + SPEECH,
 }
+# The speech's first sentence with the space after it: what a sentence gate waits for.
+FIRST_SENTENCE = SPEECH.strip("¦").split(". ", 1)[0] + ". "
+GOAL_RATIO = 1.10
 CHUNK_CHARS = 4
 CHUNK_DELAY_S = 0.010
 FULL_TURNS = 30
@@ -160,14 +169,20 @@ async def _one_turn(
     agent_id: str,
     utterance: str = UTTERANCE,
     conversation_id: str | None = None,
-) -> tuple[float, float, str, str]:
+) -> tuple[float, float, str, str, float]:
     """Run one turn (a fresh conversation unless one is named): first spoken delta s, whole
-    turn s, speech, conversation id."""
+    turn s, speech, conversation id, and when the deltas first held a whole sentence (s)."""
     first: list[float] = []
+    sentence: list[float] = []
+    said: list[str] = []
 
     def listener(_chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
-        if not first and delta.get("content"):
-            first.append(time.perf_counter())
+        if content := delta.get("content"):
+            if not first:
+                first.append(time.perf_counter())
+            said.append(content)
+            if not sentence and FIRST_SENTENCE in "".join(said):
+                sentence.append(time.perf_counter())
 
     context = Context()
     start = time.perf_counter()
@@ -191,10 +206,12 @@ async def _one_turn(
     speech = result.response.speech.get("plain", {}).get("speech", "")
     assert result.response.response_type.value != "error", (agent_id, speech)
     assert first, f"{agent_id} streamed no content"
-    return first[0] - start, end - start, speech, session.conversation_id
+    whole_sentence = (sentence[0] if sentence else end) - start
+    return first[0] - start, end - start, speech, session.conversation_id, whole_sentence
 
 
 def _table(results: dict[tuple[str, str], dict[str, list[float]]], turns: int) -> str:
+    """The medians by reply script and agent, the ratios, and the goal."""
     head = (
         f"Turn latency — Alto vs HA's built-in `ollama` agent, one fake Ollama streaming the same "
         f"bytes ({CHUNK_CHARS}-char chunks every {CHUNK_DELAY_S * 1000:.0f} ms), "
@@ -211,11 +228,28 @@ def _table(results: dict[tuple[str, str], dict[str, list[float]]], turns: int) -
             lines.append(
                 f"{script:<15}{metric:<21}{alto:>10.1f}{builtin:>13.1f}{alto / builtin:>15.2f}"
             )
+        sentence = statistics.median(results[script, "built-in"]["sentence"]) * 1000
+        alto = statistics.median(results[script, "Alto"]["first"]) * 1000
+        lines.append(
+            f"{'':<15}{'first full sentence':<21}{'':>10}{sentence:>13.1f}"
+            f"{alto / sentence:>15.2f}   (Alto's first spoken delta / this)"
+        )
         chunks = -(-len(text) // CHUNK_CHARS)
         lines.append(
             f"{'':<15}{'(stream floor)':<21}{chunks * CHUNK_DELAY_S * 1000:>10.0f}"
             f"{chunks * CHUNK_DELAY_S * 1000:>13.0f}   {chunks} chunks"
         )
+    first = [
+        statistics.median(results["speech first", label]["first"]) for label in ("Alto", "built-in")
+    ]
+    sentence = statistics.median(results["speech first", "built-in"]["sentence"])
+    ratio = first[0] / first[1]
+    lines += [
+        "",
+        f"goal: speech first, first spoken delta <= {GOAL_RATIO:.2f}x the built-in agent's: "
+        f"{ratio:.2f}x, {'met' if ratio <= GOAL_RATIO else 'NOT met'} (Alto speaks whole "
+        f"sentences; against the built-in agent's first full sentence: {first[0] / sentence:.2f}x)",
+    ]
     return "\n".join(lines)
 
 
@@ -246,16 +280,17 @@ async def test_turn_latency(
         script["text"] = text
         spoken = SPEECH.strip("¦")
         for label, agent_id in ids.items():  # warm-up, and a check of what each speaks
-            _, _, speech, _ = await _one_turn(hass, agent_id)
+            _, _, speech, _, _ = await _one_turn(hass, agent_id)
             expected = spoken if label == "Alto" else text
             assert speech == expected, (label, speech)
-            results[name, label] = {"first": [], "whole": []}
+            results[name, label] = {"first": [], "whole": [], "sentence": []}
         order = list(ids.items())
         for _ in range(turns):
             for label, agent_id in order:
-                first, whole, _, _ = await _one_turn(hass, agent_id)
+                first, whole, _, _, sentence = await _one_turn(hass, agent_id)
                 results[name, label]["first"].append(first)
                 results[name, label]["whole"].append(whole)
+                results[name, label]["sentence"].append(sentence)
             order.reverse()
     print("\n" + _table(results, turns) + "\n", file=sys.__stdout__, flush=True)
 
@@ -327,7 +362,9 @@ async def _conversation(
     conversation_id = None
     for index in range(turns):
         utterance = UTTERANCES[index % len(UTTERANCES)]
-        first, _, _, conversation_id = await _one_turn(hass, agent_id, utterance, conversation_id)
+        first, _, _, conversation_id, _ = await _one_turn(
+            hass, agent_id, utterance, conversation_id
+        )
         firsts.append(first)
         await asyncio.sleep(GAP_S)
     runner = entry.runtime_data.reflection.runner
