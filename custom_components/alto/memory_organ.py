@@ -198,6 +198,7 @@ class MemoryOrgan:
                     replay.reconcile(journal, store)  # a crash between journal and store
                     # ... or between a forget entry and the lines it erases
                     redaction.finish(journal, store.state)
+                    store.erase()
                     # A server's rows against the journal's state; rebuilt when they differ.
                     if checked := store.check_server():
                         replay.reconcile(journal, store)

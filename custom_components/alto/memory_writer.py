@@ -143,6 +143,7 @@ class MemoryWriter:
         replay.reconcile(self.journal, self.store)
         with self.journal.lock:  # a forget that failed in the store left its lines unwritten
             redaction.finish(self.journal, self.store.state)
+        self.store.erase()  # ... and its records in Chroma
         load_selection(self.selection, self.store)
 
     async def async_changed_rows(self) -> None:

@@ -564,8 +564,9 @@ async def forget(
 
     Forgetting a source or an explicit memory also deletes every row interpreted from it, and
     erases the forgotten texts (`redaction`): the entry lists the earlier lines that hold them,
-    and once it is written and applied (the store erases its copies) those lines are rewritten
-    as tombstones. A crash in between is finished at the next open (`redaction.finish`).
+    and once it is written and applied those lines are rewritten as tombstones; then the store
+    erases its copies (`MemoryStore.erase`, outside the journal's lock: it rewrites every kept
+    record). A crash in between is finished at the next open (`redaction.finish`, `erase`).
     """
     chosen = forget_ids(list(ids), viewer, store.state)
     if isinstance(chosen, Refusal):
@@ -596,6 +597,10 @@ async def forget(
     def erase() -> None:
         with journal.lock:
             redaction.rewrite(journal.path, tombstones)
+        try:
+            store.erase()  # outside the lock: it rewrites every kept record
+        except Exception as err:
+            raise StoreBehind(f"{type(err).__name__}: {err}") from err
 
     await run_blocking(erase)
     return IntakeResult(True, None, Status.OK, None, mutation.sequence, (chosen,))

@@ -123,6 +123,7 @@ class MemoryStore:
         self._embedded: Path | None = None  # an embedded store's folder: deletes are erased
         self._scrubbed: dict[Path, int] = {}  # index files scrubbed, as last written
         self._partial = False  # a rebuild failed: Chroma's copy waits for a start to refill it
+        self._erase_due = False  # rows were deleted since the last `erase`
         self.state = MemoryState()
         self._open()
 
@@ -137,12 +138,19 @@ class MemoryStore:
         erasure.scrub(store._embedded, store._scrubbed)  # index files an older version left
         return store
 
-    def _erase(self, path: Path, applied: int) -> None:
-        """Erase deleted records from the embedded Chroma's files (`erasure`).
+    def erase(self) -> None:
+        """Erase the records deleted since the last call from the embedded Chroma's files.
 
-        Meanwhile the state record says 0: after a crash, the next open writes every row again
-        from the journal. A rebuild that fails leaves it at 0 for as long as this store runs.
+        See `erasure`: it reads and writes every kept record, so the writer calls it after a
+        forget outside the journal's lock (accepts go on meanwhile; they write no row). Meanwhile
+        the state record says 0: after a crash, the next open writes every row again from the
+        journal. A rebuild that fails leaves it at 0 for as long as this store runs, and raises;
+        the next call tries again. A server store has nothing to erase here.
         """
+        if self._embedded is None or not self._erase_due:
+            return
+        path = self._embedded
+        applied = 0 if self._partial else self.state.applied
         names = (self._rows.name, self._meta.name)
 
         def mark() -> None:
@@ -161,6 +169,8 @@ class MemoryStore:
         self._rows, self._meta = (
             self._client.get_or_create_collection(name, embedding_function=None) for name in names
         )
+        self._erase_due = False
+        erasure.scrub(path, self._scrubbed)
 
     @classmethod
     def open_http(
@@ -338,8 +348,7 @@ class MemoryStore:
         recorded = 0 if self._partial else applied  # 0: the next open refills Chroma
         self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": recorded}])
         if self._embedded is not None:
-            if mutation.delete:
-                self._erase(self._embedded, recorded)
+            self._erase_due |= bool(mutation.delete)  # `erase` rebuilds Chroma without them
             erasure.scrub(self._embedded, self._scrubbed)
         with self._lock:
             again = [row.id for row in mutation.upsert if self.state.get(row.id) is not None]
