@@ -143,3 +143,27 @@ async def test_forgetting_leaves_no_byte_of_the_text(
     await hass.async_block_till_done()
     assert await _rows(hass) == rows
     assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
+
+
+async def test_a_purge_leaves_no_byte_of_a_departed_users_memories(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry, hass_admin_user: Any
+) -> None:
+    """`alto.purge` of a removed user: their words are in no file; the household's stay."""
+    leaving = await hass.auth.async_create_user("Leaving", group_ids=["system-users"])
+    context = Context(user_id=leaving.id)
+    said = "My locker code is 5550 and my alarm word is heron."
+    await converse_and_wait_for_background(hass, said, context=context)
+    await remember(hass, "My gym pass number is 7731.", context)
+    await remember(hass, KEPT)
+    root = Path(hass.config.config_dir)
+    needles = (said, "5550", "heron", "7731")
+    assert await hass.async_add_executor_job(_holding, root, needles)
+    await hass.auth.async_remove_user(leaving)
+    admin = Context(user_id=hass_admin_user.id)
+    purged = await alto_service(hass, "purge", {"owner": leaving.id}, admin)
+    assert len(purged["forgotten"]) == 2
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert await hass.async_add_executor_job(_holding, root, needles) == {}
+    assert await hass.async_add_executor_job(_holding, root, (KEPT,))
+    report = await alto_service(hass, "replay", {}, admin)
+    assert report["ok"], report
