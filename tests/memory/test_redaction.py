@@ -17,7 +17,7 @@ import pytest
 from custom_components.alto.memory import erasure, redaction
 from custom_components.alto.memory import intake as intake_module
 from custom_components.alto.memory.checkpoint import Checkpoint
-from custom_components.alto.memory.intake import StoreBehind, forget, remember
+from custom_components.alto.memory.intake import StoreBehind, accept, forget, remember
 from custom_components.alto.memory.journal import REDACT, Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.records import canonical_json
@@ -263,3 +263,18 @@ async def test_a_tombstone_is_redacted_again_by_a_later_forget(
     report, replayed = replay_state(journal.path)
     assert report["ok"], report
     assert _rows(replayed) == _rows(store.state)
+
+
+async def test_a_turn_not_yet_interpreted_keeps_its_words(
+    store: MemoryStore, journal: Journal
+) -> None:
+    """A pending source that repeats a forgotten text is not a memory yet: its words stay."""
+    secret, _kept = await _history(store, journal)
+    again = IntakeInput(SECRET, "t/again", owner=USER_A, scope=USER_A, actor=USER_A)
+    accepted = await accept([again], mode=2, store=store, journal=journal)
+    assert accepted.admitted
+    await forget([secret], viewer=USER_A, store=store, journal=journal)
+    reopened = Journal(journal.path)
+    assert reopened.damage is None
+    assert [item.item.text for item in reopened.pending.oldest(8)] == [SECRET]
+    assert replay(journal.path)["ok"]

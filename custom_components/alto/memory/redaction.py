@@ -44,7 +44,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,7 @@ class Forgotten:
     texts: frozenset[str]
     rows: frozenset[int]
     sources: frozenset[tuple[str, int]]
-    pending: frozenset[tuple[str, int]]
+    pending: Container[tuple[str, int]]  # sources accepted, not yet interpreted: left alone
 
     @classmethod
     def of(cls, deleted: Sequence[Row], kept: Iterable[Row], pending: Pending) -> Forgotten:
@@ -98,8 +98,7 @@ class Forgotten:
         sources = frozenset(
             row.source_key for row in deleted if row.kind in (KIND_SOURCE, KIND_EXPLICIT)
         )
-        held = frozenset(key for key in sources if key in pending)
-        return cls(texts, frozenset(row.id for row in deleted), sources, held)
+        return cls(texts, frozenset(row.id for row in deleted), sources, pending)
 
     def holds(self, value: object) -> bool:
         """Whether a recorded string contains a forgotten text."""
