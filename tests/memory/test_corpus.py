@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.memory import recall
+from custom_components.alto.memory import corpus, recall
 from custom_components.alto.memory.corpus import Corpus
 from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Kind, Mutation, Row
 from custom_components.alto.memory.selection import quantize, scores
@@ -113,6 +113,23 @@ def test_a_word_in_every_row_weighs_nothing_as_in_the_scan() -> None:
     assert dict(zip(found[0].tolist(), found[1].tolist(), strict=True)) == {
         i: s for i, s in enumerate(expected) if s
     }
+
+
+def test_products_too_large_for_int64_are_exact_python_integers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forced onto Python integers, the lexical scores are the scan's all the same."""
+    rng = random.Random(3)
+    rows = [random_row(rng, i, ["household"]) for i in range(60)]
+    documents = [reference.lexical_document(row, NAMES) for row in rows]
+    for query in ("When is Sofia's swimming lesson?", "Leo's goldfish bins"):
+        competing = np.flatnonzero(Corpus.of(rows).competes)
+        expected = reference.bm25(query, [documents[i] for i in competing])
+        for safe in (corpus.INT64_SAFE, 0):
+            monkeypatch.setattr(corpus, "INT64_SAFE", safe)
+            found = Corpus.of(rows).lexical(competing, query, NAMES)
+            scored = dict(zip(found[0].tolist(), found[1].tolist(), strict=True))
+            assert scored == {int(p): s for p, s in zip(competing, expected, strict=True) if s}
 
 
 def _vector(rng: np.random.Generator) -> bytes:

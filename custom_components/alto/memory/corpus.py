@@ -101,8 +101,9 @@ class View:
     def lexical(
         self, pool: np.ndarray, query: str, names: Mapping[str, str]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """`lexical.bm25` of `query` over the rows at `pool` (each read with its speaker's name,
-        the pool as the corpus): the positions that score above 0, and their scores."""
+        """Okapi BM25 (`lexical.idf`, `lexical.term_scores`) of `query` over the rows at `pool`,
+        each read with its speaker's name, the pool as the corpus: the positions that score
+        above 0, and their scores."""
         in_pool = np.zeros(self.n, dtype=bool)
         in_pool[pool] = True
         spoken = [terms(names.get(actor, "")) for actor in self.actors]
@@ -129,7 +130,7 @@ class View:
             if not len(holders):
                 continue
             weight = idf(n, len(holders))
-            if weight * 44 * int(tf.max()) * total >= 1 << 62:  # int64 could overflow: exact ints
+            if weight * 44 * int(tf.max()) * total >= INT64_SAFE:  # could overflow: Python ints
                 tf, scores = tf.astype(object), scores.astype(object)
             scores[holders] += term_scores(weight, tf, length[holders], total, n)
         found = np.flatnonzero(scores)
@@ -137,6 +138,7 @@ class View:
 
 
 _NONE = np.zeros(0, dtype=np.int64)
+INT64_SAFE = 1 << 62  # a term's products stay below this in int64; above, Python integers
 
 
 class Corpus:
