@@ -33,15 +33,19 @@ async def build_history(store: MemoryStore, journal: Journal) -> None:
 
 
 def lines(journal: Journal) -> list[bytes]:
+    """The journal's lines, without their LF."""
     return journal.path.read_bytes().splitlines()
 
 
 def write(journal: Journal, entries: list[bytes]) -> None:
+    """Replace the journal with these lines."""
     journal.path.write_bytes(b"".join(line + b"\n" for line in entries))
 
 
 def edit_one_byte(line: bytes, old: bytes, new: bytes) -> bytes:
-    assert len(old) == len(new) and sum(a != b for a, b in zip(old, new, strict=True)) == 1
+    """The line with `old` replaced by `new`, which differs from it in one byte."""
+    assert len(old) == len(new)
+    assert sum(a != b for a, b in zip(old, new, strict=True)) == 1
     assert line.count(old) >= 1
     return line.replace(old, new, 1)
 
@@ -60,6 +64,7 @@ def rechain(entries: list[bytes], start: int) -> list[bytes]:
 
 
 async def test_clean_journal_replays(store: MemoryStore, journal: Journal) -> None:
+    """Clean journal replays."""
     await build_history(store, journal)
     assert replay(journal.path) == {
         "entries": 5,
@@ -90,13 +95,15 @@ TAMPERS = [
 async def test_one_byte_edit_is_the_first_mismatch(
     tamper: tuple[str, int, bytes, bytes, str], rehash: bool, store: MemoryStore, journal: Journal
 ) -> None:
+    """One byte edit is the first mismatch."""
     _, index, old, new, reason = tamper
     await build_history(store, journal)
     entries = lines(journal)
     entries[index] = edit_one_byte(entries[index], old, new)
     write(journal, rechain(entries, index) if rehash else entries)
     report = replay(journal.path)
-    assert report["ok"] is False and report["first_mismatch"] == index
+    assert report["ok"] is False
+    assert report["first_mismatch"] == index
     assert report["reason"] == (reason if rehash else "entry_hash")
 
 
@@ -104,6 +111,7 @@ async def test_one_byte_edit_is_the_first_mismatch(
 async def test_edited_table_or_processor_digest_is_named(
     rehash: bool, store: MemoryStore, journal: Journal
 ) -> None:
+    """Edited table or processor digest is named."""
     await build_history(store, journal)
     original = lines(journal)
     entry = json.loads(original[1])
@@ -127,6 +135,7 @@ async def test_edited_table_or_processor_digest_is_named(
 async def test_removed_or_reordered_entries_break_the_chain(
     store: MemoryStore, journal: Journal
 ) -> None:
+    """Removed or reordered entries break the chain."""
     await build_history(store, journal)
     entries = lines(journal)
     write(journal, [entries[0], *entries[2:]])
@@ -136,19 +145,22 @@ async def test_removed_or_reordered_entries_break_the_chain(
 
 
 def test_torn_tail_is_cut_on_open(tmp_path: Path) -> None:
+    """Torn tail is cut on open."""
     path = tmp_path / "j.jsonl"
     journal = Journal(path)
     journal.append({"op": "noop"})
     complete = path.read_bytes()
     path.write_bytes(complete + b'{"sequence":2,"prev":"')
     reopened = Journal(path)
-    assert path.read_bytes() == complete and reopened.count == 1
+    assert path.read_bytes() == complete
+    assert reopened.count == 1
     assert reopened.append({"op": "noop"})["prev"] == json.loads(complete)["hash"]
 
 
 async def test_crash_between_journal_and_store_is_reconciled(
     tmp_path: Path, store: MemoryStore, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Crash between journal and store is reconciled."""
     model = FakeModel()
     await intake(many(2), store, journal, model)
     expected_store = MemoryStore.open_persistent(tmp_path / "expected")
@@ -163,7 +175,8 @@ async def test_crash_between_journal_and_store_is_reconciled(
     with pytest.raises(StoreBehind, match="power cut"):
         await intake(batch, store, journal, model)
     monkeypatch.undo()
-    assert journal.count == 2 and store.applied == 1  # journaled, never stored
+    assert journal.count == 2
+    assert store.applied == 1  # journaled, never stored
     store.close()
 
     reopened = MemoryStore.open_persistent(tmp_path / "chroma")
@@ -172,7 +185,8 @@ async def test_crash_between_journal_and_store_is_reconciled(
         assert reconcile(journal, reopened) == 0
         await intake(batch, expected_store, expected_journal, FakeModel())
         assert reopened.snapshot() == expected_store.snapshot()
-        assert reopened.applied == 2 and replay(journal.path)["ok"]
+        assert reopened.applied == 2
+        assert replay(journal.path)["ok"]
     finally:
         reopened.close()
         expected_store.close()
@@ -181,6 +195,7 @@ async def test_crash_between_journal_and_store_is_reconciled(
 async def test_reconcile_refuses_a_tampered_pending_entry(
     tmp_path: Path, store: MemoryStore, journal: Journal
 ) -> None:
+    """Reconcile refuses a tampered pending entry."""
     await intake(many(1), store, journal, FakeModel())
     other = MemoryStore.open_persistent(tmp_path / "other")
     try:
@@ -214,6 +229,7 @@ async def test_when_a_source_was_said_is_journaled_kept_and_replayed(
 async def test_a_said_at_that_is_no_time_is_refused(
     store: MemoryStore, journal: Journal, model: FakeModel, said_at: Any
 ) -> None:
+    """A said at that is no time is refused."""
     item = IntakeInput("The bins go out on Tuesday.", "w/1", said_at=said_at)
     result = await intake([item], store, journal, model)
     assert not result.admitted

@@ -34,6 +34,7 @@ def _sha256(data: bytes) -> str:
 
 
 async def test_history_is_written_byte_for_byte_as_before(tmp_path: Path) -> None:
+    """History is written byte for byte as before."""
     journal = Journal(tmp_path / "journal.jsonl")
     checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
     store = MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint)
