@@ -1,7 +1,9 @@
 """The registry of exposed entities, kept current from Home Assistant's registries.
 
 Rebuilt lazily: registry, area, device and exposure changes (and entities appearing or going
-away) only mark it stale, and the next read rebuilds it once, so no turn scans every state.
+away) only mark it stale, and the next read rebuilds it once, so no turn scans every state. The
+prompt's entity lines are made with the registry and kept current by state changes, one line
+per change, so a turn reads them without looking up every exposed entity's state.
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ class ExposureIndex:
         self._hass = hass
         # The registry and its entities by entity id; None when something changed.
         self._built: tuple[Registry, tuple[ExposedEntity, ...]] | None = None
-        # The last line made for each entity: made again only when its state changed.
-        self._lines: dict[str, EntityLine] = {}
+        # The entity lines by entity id, and where each entity's line is; None when stale.
+        self._lines: list[EntityLine] | None = None
+        self._line_at: dict[str, int] = {}
         self._unsubs: list[Callable[[], None]] = []
 
     @callback
@@ -64,6 +67,9 @@ class ExposureIndex:
             hass.bus.async_listen(ar.EVENT_AREA_REGISTRY_UPDATED, self._stale_event),
             hass.bus.async_listen(
                 EVENT_STATE_CHANGED, self._stale_event, event_filter=self._appeared_or_gone
+            ),
+            hass.bus.async_listen(
+                EVENT_STATE_CHANGED, self._state_changed, event_filter=self._has_line
             ),
         ]
         return self.async_stop
@@ -82,24 +88,22 @@ class ExposureIndex:
 
     def entity_lines(self) -> list[EntityLine]:
         """The exposed entities with their current states, by entity id, for the prompt."""
-        get, made = self._hass.states.get, self._lines
-        lines = []
-        for entity in self._current()[1]:
-            if (state := get(entity.entity_id)) is None:
-                continue
-            line = made.get(entity.entity_id)
-            if line is None or line.state != state.state:
-                line = made[entity.entity_id] = EntityLine(
-                    entity.entity_id, entity.name, entity.area, state.state
-                )
-            lines.append(line)
-        return lines
+        entities = self._current()[1]
+        if self._lines is None or not self._unsubs:  # kept current only while listening
+            get = self._hass.states.get
+            self._lines = [
+                EntityLine(entity.entity_id, entity.name, entity.area, state.state)
+                for entity in entities
+                if (state := get(entity.entity_id)) is not None
+            ]
+            self._line_at = {line.entity_id: n for n, line in enumerate(self._lines)}
+        return list(self._lines)
 
     def _current(self) -> tuple[Registry, tuple[ExposedEntity, ...]]:
         """The registry and its entities by entity id, rebuilt once after a change."""
         if self._built is None:
             registry = self._build()
-            self._built, self._lines = (registry, registry.entities()), {}
+            self._built, self._lines, self._line_at = (registry, registry.entities()), None, {}
         return self._built
 
     def area_of_device(self, device_id: str | None) -> str | None:
@@ -112,11 +116,24 @@ class ExposureIndex:
 
     @callback
     def _stale(self) -> None:
-        self._built = None
+        self._built, self._lines, self._line_at = None, None, {}
 
     @callback
     def _stale_event(self, event: Event[Any]) -> None:
-        self._built = None
+        self._stale()
+
+    @callback
+    def _has_line(self, event_data: EventStateChangedData) -> bool:
+        return event_data["entity_id"] in self._line_at
+
+    @callback
+    def _state_changed(self, event: Event[EventStateChangedData]) -> None:
+        """An exposed entity's new state, in its line (appearing and going rebuild them all)."""
+        new, at = event.data["new_state"], self._line_at.get(event.data["entity_id"])
+        if self._lines is not None and new is not None and at is not None:
+            line = self._lines[at]
+            if line.state != new.state:
+                self._lines[at] = EntityLine(line.entity_id, line.name, line.area, new.state)
 
     @staticmethod
     @callback

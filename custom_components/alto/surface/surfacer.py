@@ -391,6 +391,8 @@ def _match(
     The viewer's `current` index stays while its names are unchanged; a new one takes every key
     the `earlier` indexes hold, so only a name the Surfacer has not seen yet is segmented.
     """
+    if current is not None and current.names == tuple(names):  # the usual turn: one comparison
+        return current, current.find(text, limit)
     given = tuple(n for n in names if isinstance(n, str) and n)
     if current is not None and current.names == given:
         index = current
