@@ -34,6 +34,7 @@ from .entity import AltoCoordinatorEntity
 from .memory.qualification import Mode
 from .reflect import Box
 from .reflection import PassRecord, ReflectionState
+from .thoughts import KEY_LAST_THOUGHT
 
 PARALLEL_UPDATES = 0
 MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
@@ -85,9 +86,10 @@ MEMORY_SENSORS = (
 )
 
 # A thought from someone's private memories never shows here (states are readable by every
-# user); `last_verdict` still says that something happened.
+# user); `last_verdict` still says that something happened. The state stays the text (dashboards
+# show it); a forget of household memories purges its recorded history (`recorded`).
 LAST_THOUGHT = ThoughtSensorDescription(
-    key="last_thought",
+    key=KEY_LAST_THOUGHT,
     value_fn=lambda thoughts: (
         thoughts.surfaced.thought[:THOUGHT_STATE_LENGTH]
         if thoughts.surfaced and thoughts.surfaced.thought
@@ -194,6 +196,9 @@ class MemorySensor(AltoCoordinatorEntity[MemoryCoordinator], SensorEntity):
 class ThoughtSensor(AltoCoordinatorEntity[ThoughtCoordinator], SensorEntity):
     """The last verified thought (household memories only), its sources and the last outcome."""
 
+    # The whole thought stays out of the recorder's history; the state holds its first 255
+    # characters.
+    _unrecorded_attributes = frozenset({"thought"})
     entity_description: ThoughtSensorDescription
 
     @property

@@ -2,8 +2,8 @@
 
 `async_surface` returns the thoughts a turn's model call sees: one verified within
 `surfacer_wait` joins this turn, a later one the conversation's next turn. The reply never waits
-longer than `surfacer_wait`. Every outcome but "nothing" fires `alto_thought` and
-shows on `sensor.alto_last_thought`.
+longer than `surfacer_wait`. Every outcome but "nothing" fires `alto_thought` (its verdict, ids
+and counts: the words are the sensor's) and shows on `sensor.alto_last_thought`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .const import DOMAIN, LOGGER
 from .history import MAX_CONVERSATIONS, BufferEntry
 from .memory.records import HOUSEHOLD
 from .memory_organ import MemoryOrgan
+from .recorded import HistoryEraser
 from .settings import AltoSettings
 from .surface.render import render_for
 from .surface.store_view import StoreMemoryView
@@ -35,6 +36,7 @@ from .surface.surfacer import (
 )
 
 EVENT_THOUGHT = "alto_thought"
+KEY_LAST_THOUGHT = "last_thought"  # the last thought sensor's key
 
 
 def signal_thought(entry_id: str) -> str:
@@ -53,6 +55,7 @@ class ThoughtOrgan:
     memory: MemoryOrgan | None = None
     last: SurfaceOutcome | None = None
     last_surfaced: SurfaceOutcome | None = None
+    recorded: HistoryEraser | None = None  # the recorder's history of the last thought sensor
     _pending: set[asyncio.Task[Any]] = field(default_factory=set)
     # Thoughts verified after their turn had answered, by conversation, for its next turn.
     _late: OrderedDict[Hashable, list[BufferEntry]] = field(default_factory=OrderedDict)
@@ -86,14 +89,17 @@ class ThoughtOrgan:
                 run_blocking=hass.async_add_executor_job,
             )
         organ = cls(hass, entry_id, surfacer, settings.surfacer_wait, memory)
+        organ.recorded = HistoryEraser(hass, f"{entry_id}_{KEY_LAST_THOUGHT}")
         if memory is not None:  # the entry's organs live and go together
             memory.async_on_forget(organ.async_forgotten)
         return organ
 
-    async def async_forgotten(self, _scope: str, _texts: frozenset[str]) -> None:
+    async def async_forgotten(self, scope: str, texts: frozenset[str]) -> None:
         """Drop a kept thought that drew on a memory a forget just removed.
 
-        The last thought sensor then no longer shows a forgotten memory's words.
+        The last thought sensor then no longer shows a forgotten memory's words; when household
+        words were forgotten (the sensor shows no other thought), the recorder's history of the
+        sensor is purged too (`recorded`).
         """
         if self.memory is None:
             return
@@ -107,8 +113,10 @@ class ThoughtOrgan:
                 if self.last is outcome:
                     self.last = None
                 changed = True
-        if changed:
+        if changed:  # the sensor's new state reaches the recorder before the purge
             async_dispatcher_send(self.hass, signal_thought(self.entry_id))
+        if scope == HOUSEHOLD and texts and self.recorded is not None:
+            self.recorded.async_erase()
 
     async def async_surface(
         self, text: str, actor: str | None, listener: Hashable, episode: list[str]
@@ -169,13 +177,12 @@ class ThoughtOrgan:
             thought = BufferEntry("assistant", text, "thought", private_to=private_to)
             self.last_surfaced = outcome if private_to is None else None
         self.last = outcome
-        # Dashboards and automations are for everyone: a private thought's words stay out.
-        shown = outcome.thought if thought is not None and private_to is None else None
+        # Ids and counts only: the recorder keeps events, and a forget cannot take words back
+        # from them; the household's thought is on the sensor, whose history a forget purges.
         self.hass.bus.async_fire(
             EVENT_THOUGHT,
             {
                 "verdict": outcome.verdict,
-                "thought": shown,
                 "private": private_to is not None,
                 "source_ids": list(outcome.source_ids),
                 "failure_modes": list(outcome.failure_modes),

@@ -156,7 +156,6 @@ async def test_named_entity_surfaces_a_verified_thought(
     assert [e.data for e in thoughts] == [
         {
             "verdict": "surfaced",
-            "thought": THOUGHT,
             "private": False,
             "source_ids": [str(assertion)],
             "failure_modes": [],
@@ -220,7 +219,6 @@ async def test_fabricated_render_is_regenerated_once_then_dropped(
     assert [e.data for e in thoughts] == [
         {
             "verdict": "dropped",
-            "thought": None,
             "private": False,
             "source_ids": [str(assertion)],
             "failure_modes": ["untraceable"],
@@ -296,7 +294,7 @@ class TestSlowRender:
         assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
 
         await hass.async_block_till_done(wait_background_tasks=True)  # the render finishes
-        assert [(e.data["verdict"], e.data["thought"]) for e in thoughts] == [("surfaced", THOUGHT)]
+        assert [e.data["verdict"] for e in thoughts] == ["surfaced"]
         assert thought_sensor(hass)[0] == THOUGHT
 
         await converse_and_wait_for_background(hass, THANKS, result.conversation_id)
@@ -372,7 +370,6 @@ async def test_private_memory_never_surfaces_to_another_speaker(
     assert [e.data for e in thoughts] == [
         {
             "verdict": "dropped",
-            "thought": None,
             "private": False,
             "source_ids": [str(assertion)],
             "failure_modes": ["precise"],
@@ -430,9 +427,7 @@ class TestLatePrivateThought:
         assert dialogue(conversational(fake)[-1]) == [{"role": "user", "content": ASKED}]
         await hass.async_block_till_done(wait_background_tasks=True)
         # Surfaced from Alice's private memory: the event (and the sensor) say so, not the words.
-        assert [(e.data["verdict"], e.data["thought"], e.data["private"]) for e in thoughts] == [
-            ("surfaced", None, True)
-        ]
+        assert [(e.data["verdict"], e.data["private"]) for e in thoughts] == [("surfaced", True)]
         assert "4821" not in json.dumps(hass.states.get("sensor.alto_last_thought").as_dict())
 
         # Bob speaks next in the same conversation (one shared session id).
