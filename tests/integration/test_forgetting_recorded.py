@@ -7,21 +7,29 @@ recorder writes both. After `alto.forget` of the memory, once the recorder has r
 forget asked of it, no file under the config dir (the database, its `-wal` and `-shm` included)
 holds the memory's words: with SQLite as Debian and Alpine build it (deleted content zeroed,
 `secure_delete`) and as SQLite's own default leaves it (deleted rows stay in the file until a
-VACUUM).
+VACUUM). A private memory's forget leaves the sensor's history alone (it never showed a private
+thought), and forgets while an erasure runs are erased together by one more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 import pytest
-from homeassistant.components.recorder import Recorder
+from homeassistant.components.recorder import Recorder, history
 from homeassistant.components.recorder.util import setup_connection_for_dialect
-from homeassistant.core import HomeAssistant
+from homeassistant.const import EVENT_CALL_SERVICE
+from homeassistant.core import Context, HomeAssistant, State
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.dispatcher import async_dispatcher_send
+from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_purge_done,
@@ -30,11 +38,19 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 from pytest_homeassistant_custom_component.typing import RecorderInstanceContextManager
 
 from custom_components.alto.const import CONF_SURFACER_WAIT
-from custom_components.alto.recorded import sqlite_zeroes_deleted
-from custom_components.alto.thoughts import EVENT_THOUGHT
+from custom_components.alto.recorded import HistoryEraser, sqlite_zeroes_deleted
+from custom_components.alto.surface.surfacer import SurfaceOutcome
+from custom_components.alto.thoughts import EVENT_THOUGHT, signal_thought
 
 from ..fake_ollama import FakeOllama, is_render
-from .helpers import MARIA, alto_service, converse_and_wait_for_background, is_call_1, is_call_2
+from .helpers import (
+    MARIA,
+    alto_service,
+    converse_and_wait_for_background,
+    is_call_1,
+    is_call_2,
+    remember,
+)
 
 LAST_THOUGHT = "sensor.alto_last_thought"
 THOUGHT = "I remember Maria walks the dog every morning."
@@ -107,6 +123,24 @@ def _script(fake: FakeOllama) -> None:
     fake.when(is_render, THOUGHT)
 
 
+async def _surface_a_household_thought(hass: HomeAssistant, fake: FakeOllama) -> None:
+    """MARIA becomes a household memory (mode 2) and a later turn surfaces THOUGHT from it."""
+    _script(fake)
+    await converse_and_wait_for_background(hass, MARIA)
+    await converse_and_wait_for_background(hass, "Is Maria home today?")
+    assert hass.states.get(LAST_THOUGHT).state == THOUGHT
+    await async_wait_recording_done(hass)
+
+
+async def _recorded(hass: HomeAssistant) -> list[State]:
+    """The last thought sensor's states in the recorder's history (the last hour)."""
+    start = dt_util.utcnow() - timedelta(hours=1)
+    changes = await hass.async_add_executor_job(
+        partial(history.state_changes_during_period, hass, start, entity_id=LAST_THOUGHT)
+    )
+    return changes.get(LAST_THOUGHT, [])
+
+
 @pytest.mark.usefixtures("qualified")
 async def test_forgetting_erases_the_recorded_thought(
     recorder_mock: Recorder,
@@ -116,19 +150,20 @@ async def test_forgetting_erases_the_recorded_thought(
 ) -> None:
     """A forgotten memory's thought leaves the recorder's files: state, attribute and event."""
     root = Path(hass.config.config_dir)
-    _script(fake_ollama)
-    await converse_and_wait_for_background(hass, MARIA)  # a household memory, in mode 2
     thoughts = async_capture_events(hass, EVENT_THOUGHT)
-    await converse_and_wait_for_background(hass, "Is Maria home today?")
-    assert hass.states.get(LAST_THOUGHT).state == THOUGHT
+    await _surface_a_household_thought(hass, fake_ollama)
     # The event says what happened, not the words: they are the sensor's.
     (event,) = thoughts
     assert event.data["verdict"] == "surfaced"
     assert "thought" not in event.data
     assert THOUGHT not in json.dumps(event.data)
-    await async_wait_recording_done(hass)
+    # The state is recorded; the whole thought (its attribute) is not.
+    (*_, last) = await _recorded(hass)
+    assert last.state == THOUGHT
+    assert "thought" not in last.attributes
+    assert last.attributes["source_ids"]
     recorded = await hass.async_add_executor_job(_holding, root, NEEDLES)
-    assert any(name.startswith(DATABASE) for name in recorded), recorded  # the state is recorded
+    assert any(name.startswith(DATABASE) for name in recorded), recorded
 
     found = await alto_service(hass, "recall", {"query": "Maria dog morning", "limit": 50})
     source = next(m for m in found["memories"] if m["quote"] == MARIA and m["kind"] == "source")
@@ -138,5 +173,56 @@ async def test_forgetting_erases_the_recorded_thought(
 
     assert hass.states.get(LAST_THOUGHT).state == "unknown"
     assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
-    # The recorder still records the sensor after the purge.
+    assert not any(state.state == THOUGHT for state in await _recorded(hass))
+
+    # The recorder still records the sensor: its next thought is in the history.
+    organ = setup_alto.runtime_data.thoughts
+    organ.last_surfaced = organ.last = SurfaceOutcome("surfaced", "I remember the bins.", ["1"])
+    async_dispatcher_send(hass, signal_thought(setup_alto.entry_id))
+    await async_wait_recording_done(hass)
+    assert [state.state for state in await _recorded(hass)][-1] == "I remember the bins."
     assert recorder_mock.recording
+
+
+@pytest.mark.usefixtures("qualified")
+async def test_forgetting_a_private_memory_keeps_the_recorded_history(
+    recorder_mock: Recorder,
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+) -> None:
+    """The sensor never shows a private thought: a private forget leaves its history alone."""
+    await _surface_a_household_thought(hass, fake_ollama)
+    alice = Context(user_id=(await hass.auth.async_create_user("Alice")).id)
+    private = await remember(hass, "My locker code is 5550.", alice)
+    calls = async_capture_events(hass, EVENT_CALL_SERVICE)
+    await alto_service(hass, "forget", {"id": private}, alice)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await async_wait_recording_done(hass)
+
+    assert [call.data["domain"] for call in calls] == ["alto"]
+    assert [state.state for state in await _recorded(hass)][-1] == THOUGHT
+
+
+async def test_erasures_never_overlap(recorder_mock: Recorder, hass: HomeAssistant) -> None:
+    """Forgets while an erasure runs are erased together, by one more erasure after it."""
+    entity_id = (
+        er.async_get(hass).async_get_or_create("sensor", "alto", "entry_last_thought").entity_id
+    )
+    started, release = asyncio.Event(), asyncio.Event()
+    purged: list[str] = []
+
+    async def purge(_hass: HomeAssistant, purged_id: str) -> None:
+        purged.append(purged_id)
+        started.set()
+        await release.wait()
+
+    eraser = HistoryEraser(hass, "entry_last_thought")
+    with patch("custom_components.alto.recorded._async_purge", purge):
+        eraser.async_erase()
+        await started.wait()
+        eraser.async_erase()
+        eraser.async_erase()
+        release.set()
+        await hass.async_block_till_done(wait_background_tasks=True)
+    assert purged == [entity_id, entity_id]
