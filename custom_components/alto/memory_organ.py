@@ -479,12 +479,16 @@ class MemoryOrgan:
         plan = await self._hass.async_add_executor_job(self.store.retention, limit)
         forgotten = 0
         for viewer, ids in plan.items():
+            before = await self._hass.async_add_executor_job(self._forgettable, ids, viewer)
             report = await self._writer.async_forget(ids, viewer=viewer)
             fire_report(self._hass, report, None, actor=viewer)
             if not report.admitted:
                 LOGGER.warning("Memory retention could not forget: %s", report.reason)
                 break
             forgotten += len(ids)
+            # As after `alto.forget`: the turn logs, the last thought and its recorded history.
+            gone = set(report.ids)
+            await self._async_tell_forgotten([row for row in before if row.id in gone])
         if forgotten:
             LOGGER.info("Forgot the %d oldest memories (max_memories is %d)", forgotten, limit)
             await self._writer.async_changed_rows()

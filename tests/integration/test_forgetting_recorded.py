@@ -5,10 +5,11 @@ Home Assistant keeps it), the fake Ollama and the embedded Chroma store. A house
 surfaces as a thought: `sensor.alto_last_thought` shows it and `alto_thought` fires, and the
 recorder writes both. After `alto.forget` of the memory, once the recorder has run what the
 forget asked of it, no file under the config dir (the database, its `-wal` and `-shm` included)
-holds the memory's words: with SQLite as Debian and Alpine build it (deleted content zeroed,
+holds the memory's words: with SQLite as Debian builds it (deleted content zeroed,
 `secure_delete`) and as SQLite's own default leaves it (deleted rows stay in the file until a
-VACUUM). A private memory's forget leaves the sensor's history alone (it never showed a private
-thought), and forgets while an erasure runs are erased together by one more.
+VACUUM). Forgetting for room (`max_memories`) does the same. A private memory's forget leaves
+the sensor's history alone (it never showed a private thought), and forgets while an erasure
+runs are erased together by one more.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 )
 from pytest_homeassistant_custom_component.typing import RecorderInstanceContextManager
 
-from custom_components.alto.const import CONF_SURFACER_WAIT
+from custom_components.alto.const import CONF_MAX_MEMORIES, CONF_SURFACER_WAIT
 from custom_components.alto.recorded import HistoryEraser, sqlite_zeroes_deleted
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.thoughts import EVENT_THOUGHT, signal_thought
@@ -182,6 +183,29 @@ async def test_forgetting_erases_the_recorded_thought(
     await async_wait_recording_done(hass)
     assert [state.state for state in await _recorded(hass)][-1] == "I remember the bins."
     assert recorder_mock.recording
+
+
+@pytest.mark.usefixtures("qualified")
+async def test_forgetting_for_room_erases_the_recorded_thought(
+    recorder_mock: Recorder,
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+) -> None:
+    """A memory forgotten past `max_memories` goes the same way: sensor, history and files."""
+    hass.config_entries.async_update_entry(
+        setup_alto, options={**setup_alto.options, CONF_MAX_MEMORIES: 4}
+    )
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done()
+    await _surface_a_household_thought(hass, fake_ollama)  # MARIA's turn: 4 rows
+    await remember(hass, "The bins go out on Thursday.")  # the fifth: MARIA's turn goes
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await async_wait_purge_done(hass)
+
+    assert hass.states.get(LAST_THOUGHT).state == "unknown"
+    root = Path(hass.config.config_dir)
+    assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
 
 
 @pytest.mark.usefixtures("qualified")
