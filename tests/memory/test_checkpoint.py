@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.alto.memory import journal_tail
-from custom_components.alto.memory.checkpoint import Checkpoint
+from custom_components.alto.memory import checkpoint, corpus, journal_tail
+from custom_components.alto.memory.checkpoint import MAGIC, MAGIC_V1, Checkpoint
 from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
@@ -189,7 +189,7 @@ async def test_a_checkpoint_that_cannot_be_written_costs_one_warning(
     store = open_store(tmp_path)
     await fill(store, journal)
 
-    def refuse(self: Checkpoint, state: object) -> None:
+    def refuse(self: Checkpoint, state: object, corpus: object = None) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(Checkpoint, "save", refuse)
@@ -232,3 +232,99 @@ def test_a_checkpoint_needs_its_journal_entry(tmp_path: Path) -> None:
         found.save(state)
     assert not found.path.exists()
     assert found.load(3) is None
+
+
+@pytest.fixture
+def stemmed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The quotes the store's corpus stems (read anew, not from a checkpoint's image)."""
+    read: list[str] = []
+    count = corpus.count_terms
+    monkeypatch.setattr(corpus, "count_terms", lambda text: read.append(text) or count(text))
+    return read
+
+
+def blocks(store: MemoryStore, query: Any) -> list[list[Row]]:
+    """Every viewer's turn block for two utterances."""
+    return [
+        store.turn_block(query, viewer, text, lambda row: row.document, {USER_A: "Anna"})
+        for viewer in (None, USER_A)
+        for text in ("When do the bins go out?", "Where is the spare key, Anna?")
+    ]
+
+
+async def test_a_start_reads_the_corpus_from_the_checkpoint_not_the_quotes(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int], stemmed: list[str]
+) -> None:
+    """The checkpoint holds the corpus image: a start stems no row.
+
+    A start whose checkpoint is behind stems only the rows written after it, and the blocks are
+    those of a store that read every row from Chroma.
+    """
+    store = open_store(tmp_path)
+    await fill(store, journal, "one")
+    query = await codes_for("bins key Monday")
+    expected = blocks(store, query)
+    store.close()
+    stemmed.clear()
+    reopened = open_store(tmp_path)
+    assert blocks(reopened, query) == expected
+    assert stemmed == []
+    await fill(reopened, journal, "two")
+    reopened._client.close()  # a crash: the checkpoint stays behind
+    stemmed.clear()
+    behind = open_store(tmp_path)
+    found = blocks(behind, query)
+    assert stemmed
+    assert all("one/" not in text for text in stemmed)
+    assert chroma_loads == [0]
+    behind._client.close()
+    from_chroma = open_store(tmp_path, with_checkpoint=False)
+    assert blocks(from_chroma, query) == found
+    from_chroma.close()
+
+
+async def test_a_first_version_checkpoint_still_loads(
+    tmp_path: Path, journal: Journal, chroma_loads: list[int], stemmed: list[str]
+) -> None:
+    """A file of version 1 (no corpus image) is read; the rows are stemmed again."""
+    store = open_store(tmp_path)
+    await fill(store, journal)
+    query = await codes_for("bins key Monday")
+    expected = blocks(store, query)
+    state = store.state
+    store._client.close()
+    path = tmp_path / "memory.checkpoint"
+    Checkpoint(path, tmp_path / "journal.jsonl").save(state)  # no image: "corpus": null
+    magic, header, body = path.read_bytes().split(b"\n", 2)
+    assert magic + b"\n" == MAGIC
+    fields = json.loads(header)
+    del fields["corpus"]
+    path.write_bytes(MAGIC_V1 + (canonical_json(fields) + "\n").encode() + body)
+    stemmed.clear()
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0]
+    assert blocks(reopened, query) == expected
+    assert len(stemmed) == len(reopened.state.rows())
+    reopened._client.close()
+
+
+async def test_an_image_read_by_other_word_rules_is_not_used(
+    tmp_path: Path,
+    journal: Journal,
+    chroma_loads: list[int],
+    stemmed: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another version's stemmer or word lists: the state loads, the quotes are read again."""
+    store = open_store(tmp_path)
+    await fill(store, journal)
+    query = await codes_for("bins key Monday")
+    expected = blocks(store, query)
+    store.close()
+    monkeypatch.setattr(checkpoint, "LEXICON", "other rules")
+    stemmed.clear()
+    reopened = open_store(tmp_path)
+    assert chroma_loads == [0]
+    assert blocks(reopened, query) == expected
+    assert len(stemmed) == len(reopened.state.rows())
+    reopened._client.close()

@@ -1,6 +1,8 @@
-"""The indexed memory block (`recall` over the store's `corpus`) is the scan it replaced, row for
-row and in order: on random rows full of ties, through the store's writes, supersedes, forgets
-and rewrites, for every viewer (`recall_reference` is the scan)."""
+"""The indexed memory block (`recall` over the store's `corpus`) is the scan it replaced.
+
+Row for row and in order: on random rows full of ties, through the store's writes, supersedes,
+forgets and rewrites, for every viewer (`recall_reference` is the scan).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.memory import corpus, recall
+from custom_components.alto.memory import corpus, lexical, recall
 from custom_components.alto.memory.corpus import Corpus
+from custom_components.alto.memory.matrix import CodeMatrix
 from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Kind, Mutation, Row
 from custom_components.alto.memory.selection import quantize, scores
 from custom_components.alto.memory.store import MemoryStore
@@ -61,11 +64,13 @@ def table_similar(table: np.ndarray) -> reference.Similarity:
 
 
 def render(row: Row) -> str:
+    """A row as the block shows it."""
     return f"[{row.kind}] {row.document}\n"
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_indexed_block_is_the_scan_on_random_rows(seed: int) -> None:
+    """The indexed block is the scan on random rows."""
     rng = random.Random(seed)
     n = rng.randint(1, 160)
     rows = [random_row(rng, i, ["household"]) for i in range(n)]
@@ -100,8 +105,10 @@ def test_the_indexed_block_is_the_scan_on_random_rows(seed: int) -> None:
 
 
 def test_a_word_in_every_row_weighs_nothing_as_in_the_scan() -> None:
-    """A term every row holds has a weight that floors to 0 in a large corpus: no lexical term
-    for it, in both paths."""
+    """A term every row holds has a weight that floors to 0 in a large corpus.
+
+    No lexical term for it, in both paths.
+    """
     rows = [
         Row(i, f"boiler {i}.", KIND_EXPLICIT, "household", "household", "unknown", "s", 1, 0, 1)
         for i in range(200_000 // 1000)
@@ -137,8 +144,10 @@ def _vector(rng: np.random.Generator) -> bytes:
 
 
 def test_the_store_block_is_the_scan_through_writes_forgets_and_rewrites(tmp_path: Path) -> None:
-    """Random mutations through a store (new rows, supersedes, deletes, rows written again
-    with other words or other codes), a block for every viewer after each."""
+    """Random mutations through a store, a block for every viewer after each.
+
+    New rows, supersedes, deletes, and rows written again with other words or other codes.
+    """
     rng = random.Random(7)
     vectors = np.random.default_rng(7)
     store = MemoryStore.open_persistent(tmp_path / "chroma")
@@ -191,8 +200,11 @@ def _check(store: MemoryStore, vectors: np.random.Generator) -> None:
 
 
 def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) -> None:
-    """The memo holds the bus at 7:40 as the 7:30 one's nearest older row; once that row is
-    superseded, the next nearest (7:45) is found, and the 7:30 row moves before it."""
+    """The memo holds the bus at 7:40 as the 7:30 one's nearest older row.
+
+    Once that row is superseded, the next nearest (7:45) is found, and the 7:30 row moves before
+    it.
+    """
     store = MemoryStore.open_persistent(tmp_path / "chroma")
     try:
 
@@ -224,3 +236,39 @@ def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) 
         assert ids == [3, 2]  # now its nearest older is 7:45: it moves before it
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_corpus_seeded_from_its_image_is_the_corpus_read(seed: int) -> None:
+    """`Corpus.image` then `Corpus.seed` (a checkpoint's round trip) gives every array and
+    posting list of the corpus that stemmed the rows, and the same corpus grows alike."""
+    rng = random.Random(seed)
+    rows = [random_row(rng, i, ["household"]) for i in range(rng.randint(1, 120))]
+    cut = rng.randint(0, len(rows))
+    matrix = CodeMatrix(DIM)
+    codes = np.zeros((len(rows), DIM), dtype=np.int8)
+    matrix.append(codes, np.array([r.id for r in rows], dtype=np.int64), np.zeros(len(rows)))
+    read = Corpus()
+    read.extend(matrix.snapshot(), 0, rows)
+    image = read.image(len(rows))
+    image.check()
+    seeded = Corpus()
+    seeded.seed(matrix.snapshot(), rows, image)
+    more = [random_row(rng, len(rows) + i, ["household"]) for i in range(cut)]
+    matrix.append(
+        np.zeros((cut, DIM), dtype=np.int8),
+        np.array([r.id for r in more], dtype=np.int64),
+        np.zeros(cut),
+    )
+    views = []
+    for built in (read, seeded):
+        snapshot = matrix.snapshot()
+        start = built.start(snapshot)
+        assert start == len(rows)
+        views.append(built.extend(snapshot, start, more))
+    one, other = views
+    for name in ("ids", "said", "competes", "length", "actor"):
+        assert getattr(one, name).tolist() == getattr(other, name).tolist()
+    assert [one.actors[a] for a in one.actor] == [other.actors[a] for a in other.actor]
+    for term in {t for row in rows + more for t in lexical.terms(row.document)}:
+        assert [a.tolist() for a in one.holders(term)] == [a.tolist() for a in other.holders(term)]

@@ -34,6 +34,7 @@ NAMES = {USER_A: "Alice", USER_B: "Bob"}
 
 
 async def test_restart_keeps_every_memory(tmp_path: Path, journal: Journal) -> None:
+    """Restart keeps every memory."""
     store = MemoryStore.open_persistent(tmp_path / "chroma")
     model = FakeModel(mentions=("Anna",))
     await intake(many(64), store, journal, model)
@@ -57,13 +58,15 @@ async def test_restart_keeps_every_memory(tmp_path: Path, journal: Journal) -> N
         assert reopened.rows(USER_A, current_only=False) == rows
         assert np.array_equal(reopened.state.codes(rows), codes)
         assert reopened.recall(query, USER_A, 16) == recalled
-        assert reopened.snapshot() == snapshot and reopened.applied == applied == 4
+        assert reopened.snapshot() == snapshot
+        assert reopened.applied == applied == 4
         assert any(row.status == "superseded" for row in rows)
     finally:
         reopened.close()
 
 
 async def test_apply_is_idempotent(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
+    """Apply is idempotent."""
     await intake(many(3), store, journal, model)
     await intake([IntakeInput("Actually the bins go out on Monday.", "i/1")], store, journal, model)
     before = store.snapshot()
@@ -77,6 +80,7 @@ async def test_apply_is_idempotent(store: MemoryStore, journal: Journal, model: 
 async def test_scoped_recall_between_two_users(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Scoped recall between two users."""
     secret_a = IntakeInput(
         "My diary code is 1234.", "p/a", owner=USER_A, scope=USER_A, actor=USER_A
     )
@@ -90,14 +94,19 @@ async def test_scoped_recall_between_two_users(
     seen_a = {row.id for row, _ in store.recall(query, USER_A, 100)}
     seen_b = {row.id for row, _ in store.recall(query, USER_B, 100)}
     seen_anyone = {row.id for row, _ in store.recall(query, None, 100)}
-    assert seen_a == ids_a | ids_h and not seen_a & ids_b
-    assert seen_b == ids_b | ids_h and not seen_b & ids_a
+    assert seen_a == ids_a | ids_h
+    assert not seen_a & ids_b
+    assert seen_b == ids_b | ids_h
+    assert not seen_b & ids_a
     assert seen_anyone == ids_h
-    assert store.count(USER_A) == len(ids_a | ids_h) and store.count() == len(ids_h)
+    assert store.count(USER_A) == len(ids_a | ids_h)
+    assert store.count() == len(ids_h)
     selected = store.turn_block(query, USER_A, "diary code", lambda row: row.document, {})
-    assert selected and {row.id for row in selected} <= ids_a | ids_h
+    assert selected
+    assert {row.id for row in selected} <= ids_a | ids_h
     best_b = store.recall(query, USER_B, 1)[0][0]
-    assert best_b.document == "My diary code is 9876." and best_b.kind in ("source", 3)
+    assert best_b.document == "My diary code is 9876."
+    assert best_b.kind in ("source", 3)
 
 
 async def test_counts_are_the_rows_a_walk_finds(
@@ -116,7 +125,8 @@ async def test_counts_are_the_rows_a_walk_finds(
         assert store.has_rows() == bool(every)
 
     check()
-    assert store.dim is None and store.codes_snapshot() is None
+    assert store.dim is None
+    assert store.codes_snapshot() is None
     await intake(many(3), store, journal, model)
     private = IntakeInput("My code is 1234.", "c/a", owner=USER_A, scope=USER_A, actor=USER_A)
     await intake([private], store, journal, model)
@@ -127,7 +137,8 @@ async def test_counts_are_the_rows_a_walk_finds(
     await forget([store.rows(USER_A)[0].id], viewer=USER_A, store=store, journal=journal)
     check()
     snapshot = store.codes_snapshot()
-    assert snapshot is not None and store.dim == snapshot.dim
+    assert snapshot is not None
+    assert store.dim == snapshot.dim
     mask = store.visibility(USER_B)(snapshot)
     visible = set(snapshot.ids[mask].tolist())
     assert visible == {row.id for row in store.rows(USER_B)}
@@ -136,6 +147,7 @@ async def test_counts_are_the_rows_a_walk_finds(
 async def test_recall_orders_by_score_then_object_id(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
+    """Recall orders by score then object id."""
     result = await intake(
         [IntakeInput("Same words here.", "o/1"), IntakeInput("Same words here.", "o/2")],
         store,
@@ -144,7 +156,8 @@ async def test_recall_orders_by_score_then_object_id(
     )
     ranked = store.recall(await codes_for("Same words here."), None, 4)
     scores = [score for _, score in ranked]
-    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 1
+    assert scores == sorted(scores, reverse=True)
+    assert len(set(scores)) == 1
     assert [row.id for row, _ in ranked] == sorted(row_id for ids in result.ids for row_id in ids)
 
 
@@ -186,18 +199,23 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
         # A server's rows are never read: the state comes from the journal again, and the
         # server's rows agree with it.
         again = MemoryStore.open_http(remote, "one")
-        assert again.rows(None) == [] and again.applied == 0
-        assert reconcile(journal, again) == 1 and not again.check_server()
-        assert again.snapshot() == snapshot and again.rows(None) == rows
+        assert again.rows(None) == []
+        assert again.applied == 0
+        assert reconcile(journal, again) == 1
+        assert not again.check_server()
+        assert again.snapshot() == snapshot
+        assert again.rows(None) == rows
         assert again.applied == result.sequence == 1
         again.close()
         # Another namespace on the same server is another store.
         other = MemoryStore.open_http(remote, "two")
-        assert other.snapshot() != snapshot and other.rows(None) == []
+        assert other.snapshot() != snapshot
+        assert other.rows(None) == []
         other.close()
         # An embedded store opened after a server one stays embedded (no shared settings).
         local = MemoryStore.open_persistent(tmp_path / "local")
-        assert local.snapshot() != snapshot and local.rows(None) == []
+        assert local.snapshot() != snapshot
+        assert local.rows(None) == []
         local.close()
     finally:
         server.terminate()
@@ -207,9 +225,11 @@ async def test_chroma_server_store(socket_enabled: None, tmp_path: Path, journal
 async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
-    """Scored through `scoring` over the resident matrix, chosen exactly as the scan of every
-    visible row (`recall_reference.turn_block`) with likeness from `selection.scores` over the
-    state's codes."""
+    """Scored through `scoring` over the resident matrix, chosen exactly as the reference scan.
+
+    The scan (`recall_reference.turn_block`) reads every visible row, with likeness from
+    `selection.scores` over the state's codes.
+    """
 
     def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
         found: list[list[int]] = scores(
@@ -237,11 +257,12 @@ async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
 async def test_warm_recall_reads_every_row_as_a_turn_will(
     store: MemoryStore, journal: Journal, model: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Warm recall reads every row as a turn will."""
     await intake(many(8), store, journal, model)
     store.warm_recall()
-    read: list[Row] = []
-    reads = corpus._words_of
-    monkeypatch.setattr(corpus, "_words_of", lambda row: read.append(row) or reads(row))
+    read: list[str] = []
+    reads = corpus.count_terms
+    monkeypatch.setattr(corpus, "count_terms", lambda text: read.append(text) or reads(text))
     query = await codes_for("bins")
     assert store.turn_block(query, None, "bins", render_reference, NAMES)
     assert read == []  # the turn found every row indexed

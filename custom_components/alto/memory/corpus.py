@@ -10,27 +10,41 @@ the query's words:
 - by position: the object id, the said time, whether the row competes (step 1 of `recall`), its
   number of terms (BM25's document length, its speaker's name aside) and its speaker (a small
   integer: names change without the rows changing, so a name's words are added per turn);
-- postings: for each stemmed term, the competing positions whose quote holds it, with the count.
+- postings: for each stemmed term, the competing positions whose quote holds it, with the count;
+- by position, the quote's terms (ids into one vocabulary of every term read, with counts), so
+  that a rebuild reads them again instead of stemming the rows.
+
+The terms by position are also what a checkpoint saves (`image`, read back by `seed`), so a
+start reads them instead of stemming every row (about 3 s at 100,000 memories here).
+
+Everything is kept in flat integer arrays (a few dozen bytes per memory besides the postings),
+not in objects per row: at 100,000 memories per-row dictionaries cost about 100 MB.
 
 A matrix only appends until it is compacted (a forget, a repair), which gives it a new origin:
 `Corpus.start` says from which position the rows are needed (0 after a compaction or a change of
-an indexed row), and `Corpus.extend` reads them, stemming only rows it has not read before (their
-words are kept by id). A `View` is the corpus at one length: later appends land past it and a
-rebuild makes new containers, so a turn reads it without a lock.
+an indexed row), and `Corpus.extend` reads them, stemming only rows it did not hold before (a
+rebuild copies the terms of the rows it held, by id). A `View` is the corpus at one length:
+later appends land past it and a rebuild makes new containers, so a turn reads it without a
+lock.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import itertools
+import json
 from array import array
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import informative, lexical
 from .informative import is_informative
-from .lexical import Terms, idf, term_scores, terms
+from .lexical import count_terms, idf, term_scores, terms
 from .matrix import Snapshot
 from .records import KIND_SOURCE, Row
 
@@ -41,26 +55,62 @@ def competes(row: Row) -> bool:
 
 
 def warm(rows: Iterable[Row]) -> None:
-    """Read rows' words and the filter once (cached by text), so the turn that indexes them
-    does not: the store calls it in the writer's thread for the rows it writes."""
+    """Read rows' words (cached by word) and the filter (cached by text) once.
+
+    The turn that indexes them then does not stem: the store calls it in the writer's thread for
+    the rows it writes.
+    """
     for row in rows:
         if competes(row):
-            terms(row.document)
+            count_terms(row.document)
+
+
+_RULES = 1  # bump when `count_terms` or `competes` change in code, not only in their word lists
+
+
+def _lexicon() -> str:
+    """What a saved image's terms were read with: an image read by other rules is not used."""
+    rules = [
+        _RULES,
+        lexical.WORD.pattern,
+        lexical._CLITIC.pattern,  # the rule itself is what is fingerprinted
+        sorted(lexical.STOPWORDS),
+        sorted(informative.QUESTION_OPENERS),
+        sorted(informative.ACKNOWLEDGEMENTS),
+        sorted(informative.COMMAND_VERBS),
+        importlib.metadata.version("snowballstemmer"),
+    ]
+    return hashlib.sha256(json.dumps(rules).encode()).hexdigest()[:32]
+
+
+LEXICON = _lexicon()
 
 
 @dataclass(frozen=True, slots=True)
-class _Words:
-    """What the corpus keeps of one row's quote, by id, across rebuilds."""
+class Image:
+    """The terms of a corpus's first `n` rows by position, as a checkpoint saves them: whether
+    each row competes, and its terms (indexes into `vocabulary`, the terms those rows hold) with
+    their counts, row p's at `bounds[p]:bounds[p + 1]`."""
 
-    terms: Terms
-    length: int
-    competes: bool
+    vocabulary: list[str]
+    bounds: np.ndarray  # int64, n + 1
+    terms: np.ndarray  # int32
+    counts: np.ndarray  # int32
+    competes: np.ndarray  # bool, n
 
-
-def _words_of(row: Row) -> _Words:
-    found = competes(row)
-    counted = terms(row.document) if found else {}
-    return _Words(counted, sum(counted.values()), found)
+    def check(self) -> None:
+        """ValueError when the arrays do not fit together."""
+        bounds, words = self.bounds, self.vocabulary
+        if (
+            len(bounds) != len(self.competes) + 1
+            or bounds[0] != 0
+            or bounds[-1] != len(self.terms)
+            or len(self.counts) != len(self.terms)
+            or (np.diff(bounds) < 0).any()
+            or (len(self.terms) and not 0 <= self.terms.min() <= self.terms.max() < len(words))
+            or (self.counts <= 0).any()
+        ):
+            raise ValueError("corpus image arrays do not fit together")
 
 
 # Each rebuild of any corpus takes the next number: what a reader derived from a view's rows by
@@ -84,14 +134,15 @@ class View:
     length: np.ndarray  # int64: terms of the quote
     actor: np.ndarray  # int32: index into `actors`
     actors: Sequence[str]  # user ids by index; only those the first n rows use are read
-    postings: Mapping[str, tuple[array[int], array[int]]]  # term -> positions, counts
+    vocabulary: Mapping[str, int]  # term -> its index in `postings` (and in later views')
+    postings: Sequence[tuple[array[int], array[int]]]  # by term index: positions, counts
 
     def holders(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """The positions below `n` whose quote holds `term`, and its count in each."""
-        found = self.postings.get(term)
-        if found is None:
+        index = self.vocabulary.get(term)
+        if index is None or index >= len(self.postings):
             return _NONE, _NONE
-        positions, counts = found
+        positions, counts = self.postings[index]
         cut = bisect_left(positions, self.n)
         return (
             np.frombuffer(positions[:cut], dtype=np.int32).astype(np.int64),
@@ -101,9 +152,11 @@ class View:
     def lexical(
         self, pool: np.ndarray, query: str, names: Mapping[str, str]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Okapi BM25 (`lexical.idf`, `lexical.term_scores`) of `query` over the rows at `pool`,
-        each read with its speaker's name, the pool as the corpus: the positions that score
-        above 0, and their scores."""
+        """Okapi BM25 of `query` over the rows at `pool`: the positions above 0, their scores.
+
+        The score is `lexical.idf` and `lexical.term_scores`; each row is read with its speaker's
+        name, and the pool is the corpus.
+        """
         in_pool = np.zeros(self.n, dtype=bool)
         in_pool[pool] = True
         spoken = [terms(names.get(actor, "")) for actor in self.actors]
@@ -142,14 +195,19 @@ INT64_SAFE = 1 << 62  # a term's products stay below this in int64; above, Pytho
 
 
 class Corpus:
-    """The store's corpus of the turn's block (see the module docstring). `start` and `extend`
-    are called under one lock of the caller's (one sync at a time), `start` and `changed` under
-    the lock that guards the rows."""
+    """The store's corpus of the turn's block (see the module docstring).
+
+    `start` and `extend` are called under one lock of the caller's (one sync at a time), `start`
+    and `changed` under the lock that guards the rows.
+    """
 
     def __init__(self) -> None:
         """Empty; the first `extend` reads every row."""
-        self._words: dict[int, _Words] = {}
         self._dropped: list[int] = []
+        self._stale: set[int] = set()  # held rows written again: read anew at the rebuild
+        # Every term read, for the corpus's life (a vocabulary's size; a view reads it unlocked:
+        # it only grows, and an index past a view's postings is not that view's).
+        self._vocabulary: dict[str, int] = {}
         self._reset(None)
 
     def _reset(self, origin: int | None) -> None:
@@ -163,11 +221,18 @@ class Corpus:
         self._length = np.zeros(0, dtype=np.int64)
         self._actor = np.zeros(0, dtype=np.int32)
         self._actors: dict[str, int] = {}
-        self._postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._postings: list[tuple[array[int], array[int]]] = []
+        # Position p's terms: indexes _terms[_bounds[p]:_bounds[p + 1]], counts _counts likewise.
+        self._bounds = array("q", [0])
+        self._terms = array("i")
+        self._counts = array("i")
 
     def changed(self, ids: Sequence[int]) -> None:
-        """Rows with these ids were written again: their words are read anew, and the corpus
-        is rebuilt at the next `start` if it holds any of them."""
+        """Rows with these ids were written again.
+
+        Their words are read anew, and the corpus is rebuilt at the next `start` if it holds
+        any of them.
+        """
         if ids:
             self._dropped.extend(ids)
 
@@ -175,25 +240,89 @@ class Corpus:
         """The first position whose row `extend` needs for `snapshot`."""
         if self._dropped:
             dropped, self._dropped = set(self._dropped), []
-            for row_id in dropped:
-                self._words.pop(row_id, None)
             if self._n and np.isin(self._ids[: self._n], list(dropped)).any():
+                self._stale |= dropped
                 self._origin = None
         if self._origin != snapshot.origin:
             return 0
         return min(self._n, len(snapshot))  # an older snapshot of the same matrix: a prefix
 
     def extend(self, snapshot: Snapshot, start: int, rows: Sequence[Row]) -> View:
-        """Index `rows`, the snapshot's rows from position `start` (`start`'s answer), and
-        return the view of the snapshot."""
+        """Index `rows` and return the view of the snapshot.
+
+        `rows` are the snapshot's rows from position `start` (`start`'s answer).
+        """
         if start == 0 and self._n:
-            kept = {row.id for row in rows}
-            self._words = {i: w for i, w in self._words.items() if i in kept}
+            held = self._held()
             self._reset(snapshot.origin)
+            self._append(rows, held)
         self._origin = snapshot.origin
         if fresh := rows[self._n - start :]:
             self._append(fresh)
         return self.view(len(snapshot))
+
+    def image(self, n: int) -> Image:
+        """The terms of the first `n` positions (the vocabulary only of what they hold: a
+        forgotten row's words are not saved)."""
+        end = self._bounds[n]
+        held = np.frombuffer(self._terms, dtype=np.int32)[:end]
+        used, local = np.unique(held, return_inverse=True)
+        words = list(self._vocabulary)
+        return Image(
+            vocabulary=[words[i] for i in used.tolist()],
+            bounds=np.frombuffer(self._bounds, dtype=np.int64)[: n + 1].copy(),
+            terms=local.astype(np.int32),
+            counts=np.frombuffer(self._counts, dtype=np.int32)[:end].copy(),
+            competes=self._competes[:n].copy(),
+        )
+
+    def seed(self, snapshot: Snapshot, rows: Sequence[Row], image: Image) -> None:
+        """Start over as the corpus of `snapshot`, whose rows are `rows`, with their terms read
+        from `image` (`Corpus.image` of the same rows), stemming nothing."""
+        n = len(rows)
+        if len(snapshot) != n or len(image.competes) != n:
+            raise ValueError("corpus image of other rows")
+        self._reset(snapshot.origin)
+        vocabulary = self._vocabulary
+        remap = np.array(
+            [vocabulary.setdefault(term, len(vocabulary)) for term in image.vocabulary],
+            dtype=np.int32,
+        )
+        indexes = remap[image.terms] if len(image.terms) else image.terms
+        counts = np.asarray(image.counts, dtype=np.int32)
+        self._bounds = array("q", np.asarray(image.bounds, dtype=np.int64).tobytes())
+        self._terms = array("i", indexes.astype(np.int32).tobytes())
+        self._counts = array("i", counts.tobytes())
+        total = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        self._ids = np.array([row.id for row in rows], dtype=np.int64)
+        self._said = np.array([row.said_at for row in rows], dtype=np.int64)
+        self._competes = np.asarray(image.competes, dtype=bool).copy()
+        self._length = total[image.bounds[1:]] - total[image.bounds[:-1]]
+        actors = self._actors
+        self._actor = np.array(
+            [actors.setdefault(row.actor, len(actors)) for row in rows], dtype=np.int32
+        )
+        # Postings: positions grouped by term, ascending within each (a stable sort).
+        positions = np.repeat(np.arange(n, dtype=np.int32), np.diff(image.bounds))
+        order = np.argsort(indexes, kind="stable")
+        by_term, positions, counts = indexes[order], positions[order], counts[order]
+        starts = np.flatnonzero(np.diff(by_term, prepend=-1)) if len(by_term) else _NONE
+        ends = [*starts[1:].tolist(), len(by_term)]
+        self._postings = [(array("i"), array("i")) for _ in range(len(vocabulary))]
+        for start, end in zip(starts.tolist(), ends, strict=True):
+            posting = self._postings[int(by_term[start])]
+            posting[0].frombytes(positions[start:end].tobytes())
+            posting[1].frombytes(counts[start:end].tobytes())
+        self._rows = list(rows)
+        self._n = n
+
+    def _held(self) -> _Held:
+        """What this corpus read of each row it holds (rows written again aside), for a
+        rebuild."""
+        stale, self._stale = self._stale, set()
+        ids = self._ids[: self._n].tolist()
+        at = {row_id: p for p, row_id in enumerate(ids) if row_id not in stale}
+        return _Held(at, self._bounds, self._terms, self._counts, self._competes, self._length)
 
     def view(self, n: int) -> View:
         """The corpus at its first `n` positions."""
@@ -207,10 +336,11 @@ class Corpus:
             length=self._length[:n],
             actor=self._actor[:n],
             actors=list(self._actors),
+            vocabulary=self._vocabulary,
             postings=self._postings,
         )
 
-    def _append(self, rows: Sequence[Row]) -> None:
+    def _append(self, rows: Sequence[Row], held: _Held | None = None) -> None:
         first, end = self._n, self._n + len(rows)
         if end > len(self._ids):
             size = max(end, 2 * len(self._ids), 64)
@@ -219,21 +349,39 @@ class Corpus:
             self._competes = _grown(self._competes, first, size)
             self._length = _grown(self._length, first, size)
             self._actor = _grown(self._actor, first, size)
+        vocabulary, postings = self._vocabulary, self._postings
+        indexes, counts = self._terms, self._counts
         for position, row in enumerate(rows, start=first):
-            words = self._words.get(row.id)
-            if words is None:
-                words = self._words[row.id] = _words_of(row)
+            was = held.at.get(row.id) if held is not None else None
+            if was is not None and held is not None:
+                low, high = held.bounds[was], held.bounds[was + 1]
+                indexes.extend(held.terms[low:high])
+                counts.extend(held.counts[low:high])
+                found, length = bool(held.competes[was]), int(held.length[was])
+            else:
+                found = competes(row)
+                counted = count_terms(row.document) if found else Counter[str]()
+                length = 0
+                for term, count in counted.items():
+                    index = vocabulary.get(term)
+                    if index is None:
+                        index = vocabulary[term] = len(vocabulary)
+                    indexes.append(index)
+                    counts.append(count)
+                    length += count
+            low = self._bounds[-1]
+            self._bounds.append(len(indexes))
+            for index, count in zip(indexes[low:], counts[low:], strict=True):
+                while index >= len(postings):
+                    postings.append((array("i"), array("i")))
+                posting = postings[index]
+                posting[0].append(position)
+                posting[1].append(count)
             self._ids[position] = row.id
             self._said[position] = row.said_at
-            self._competes[position] = words.competes
-            self._length[position] = words.length
+            self._competes[position] = found
+            self._length[position] = length
             self._actor[position] = self._actors.setdefault(row.actor, len(self._actors))
-            for term, count in words.terms.items():
-                found = self._postings.get(term)
-                if found is None:
-                    found = self._postings[term] = (array("i"), array("i"))
-                found[0].append(position)
-                found[1].append(count)
             self._rows.append(row)
         self._n = end
 
@@ -243,6 +391,19 @@ class Corpus:
         corpus = cls()
         corpus._append(rows)
         return corpus.view(len(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A corpus's terms, filter and length of each row it held, by its old position (`at`, by
+    id), while it is rebuilt."""
+
+    at: dict[int, int]
+    bounds: array[int]
+    terms: array[int]
+    counts: array[int]
+    competes: np.ndarray
+    length: np.ndarray
 
 
 def _grown[A: np.ndarray](values: A, filled: int, size: int) -> A:

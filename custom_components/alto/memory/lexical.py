@@ -41,14 +41,42 @@ type Terms = Mapping[str, int]  # stemmed term -> count in one text
 
 @lru_cache(maxsize=65536)
 def terms(text: str) -> Terms:
-    """The stemmed content terms of `text` with their counts."""
-    words = (_CLITIC.sub("", w.casefold()) for w in WORD.findall(text))
-    return Counter(_stem(w) for w in words if w and w not in STOPWORDS)
+    """The stemmed content terms of `text` with their counts (cached by text)."""
+    return count_terms(text)
 
 
-@lru_cache(maxsize=65536)
+def count_terms(text: str) -> Counter[str]:
+    """`terms` uncached: what reads many texts once (the store's corpus) keeps only its words."""
+    found = Counter(map(_term, WORD.findall(text)))
+    found.pop("", None)
+    return found
+
+
+_TERMS: dict[str, str] = {}  # a word as written -> its term, "" for none; cleared when full
+_TERMS_MAX = 1 << 18
+
+
+def _term(word: str) -> str:
+    """The term of one word as written: casefolded, its clitic dropped, stemmed; "" for a
+    function word. Cached: a new text is mostly words already read (numbers, often new, are
+    their own term and skip the cache)."""
+    if word.isascii() and word.isdigit():
+        return word
+    found = _TERMS.get(word)
+    if found is None:
+        bare = _CLITIC.sub("", word.casefold())
+        found = _stem(bare) if bare and bare not in STOPWORDS else ""
+        if len(_TERMS) >= _TERMS_MAX:
+            _TERMS.clear()
+        _TERMS[word] = found
+    return found
+
+
 def _stem(word: str) -> str:
-    """Snowball's stem of one word, cached: a new text is mostly words already read."""
+    """Snowball's stem of one word. Digits are their own stem (Snowball's English rules only
+    change letters) and the stemmer is slow on them (about 50 µs), so they skip it."""
+    if word.isascii() and word.isdigit():
+        return word
     return str(_STEMMER.stemWord(word))
 
 
@@ -73,17 +101,22 @@ def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
 
 
 def idf(n: int, df: int) -> int:
-    """A term's inverse document frequency in a corpus of `n` texts, `df` of which hold it:
-    log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1)), fixed point."""
+    """A term's inverse document frequency in a corpus of `n` texts, `df` of which hold it.
+
+    Log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1)), fixed point.
+    """
     return log2_fixed(Fraction(2 * n + 2, 2 * df + 1))
 
 
 def term_scores[T: (int, np.ndarray)](weight: int, tf: T, length: T, total: int, n: int) -> T:
-    """One term's BM25 score in texts holding it `tf` times, `length` terms long, in a corpus of
-    `n` texts and `total` terms: the term's `idf` `weight` times its saturation
-    tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), both sides times 20 total, floored.
+    """One term's BM25 score in texts holding it `tf` times, `length` terms long.
 
-    Integers or integer arrays (the caller keeps `weight` * 44 * tf * total within int64)."""
+    The corpus has `n` texts and `total` terms. The score is the term's `idf` `weight` times its
+    saturation tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), both sides times 20 total,
+    floored.
+
+    Integers or integer arrays (the caller keeps `weight` * 44 * tf * total within int64).
+    """
     top = 4 * (_K1_NUM + _K1_DEN) * tf * total
     bottom = 20 * total * tf + _K1_NUM * (total + 3 * length * n)
     return weight * top // bottom  # type: ignore[no-any-return]

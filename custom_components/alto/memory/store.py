@@ -54,8 +54,8 @@ import numpy as np
 from chromadb.config import Settings
 
 from . import erasure
-from .checkpoint import Checkpoint
-from .corpus import Corpus, View, warm
+from .checkpoint import Checkpoint, Restored
+from .corpus import Corpus, Image, View, warm
 from .journal_tail import last_lines
 from .matrix import Snapshot
 from .recall import Memo, turn_block
@@ -83,15 +83,18 @@ def _settings() -> Settings:
 
 @dataclass(frozen=True, slots=True)
 class ServerCheck:
-    """What a server's rows had that the journal's state does not: ids Alto never wrote
-    (``foreign``), rows whose quote or metadata differ (``changed``), rows it lacks
-    (``missing``)."""
+    """What a server's rows had that the journal's state does not.
+
+    Ids Alto never wrote (``foreign``), rows whose quote or metadata differ (``changed``), rows
+    it lacks (``missing``).
+    """
 
     foreign: int = 0
     changed: int = 0
     missing: int = 0
 
     def __bool__(self) -> bool:
+        """Whether the server had anything the journal's state does not."""
         return bool(self.foreign or self.changed or self.missing)
 
 
@@ -107,6 +110,7 @@ class MemoryStore:
         namespace: str | None = None,
         trusted: bool = True,
     ) -> None:
+        """Rows in `client`'s collections of `namespace` (see `open_persistent`, `open_http`)."""
         self._client = client
         # Guards the mirror: the writer applies in an executor thread while readers may recall.
         self._lock = threading.Lock()
@@ -176,8 +180,11 @@ class MemoryStore:
     def open_http(
         cls, server: ChromaServer, namespace: str, *, checkpoint: Checkpoint | None = None
     ) -> MemoryStore:
-        """A store in `namespace`'s collections on a Chroma server; its rows are not trusted (see
-        the module docstring). Raises `server.ServerError` when the server cannot be used."""
+        """A store in `namespace`'s collections on a Chroma server.
+
+        Its rows are not trusted (see the module docstring). Raises `server.ServerError`
+        when the server cannot be used.
+        """
         return cls(server_client(server), checkpoint=checkpoint, namespace=namespace, trusted=False)
 
     def _collections(self) -> tuple[Any, Any]:
@@ -205,6 +212,7 @@ class MemoryStore:
         restored = self._checkpoint.load(applied) if self._checkpoint and applied else None
         if restored is not None:
             self.state, self._saved = restored.state, restored.saved
+            self._seed(restored)
             if restored.deleted or applied - restored.saved >= CHECKPOINT_EVERY:
                 self._save_checkpoint()
             return
@@ -212,13 +220,24 @@ class MemoryStore:
         self._save_checkpoint()
 
     def _open_untrusted(self, applied: int) -> None:
-        """The state from the checkpoint at the server's sequence (never past the journal's
-        end), or empty at 0 so that reconciling writes every row again from the journal."""
+        """The state from the checkpoint at the server's sequence, or empty at 0.
+
+        Never past the journal's end; empty, reconciling writes every row again from the
+        journal.
+        """
         target = min(applied, self._journal_end())
         restored = self._checkpoint.load(target) if self._checkpoint and target else None
         if restored is not None:
             self.state, self._saved = restored.state, restored.saved
+            self._seed(restored)
         # else: the empty state at 0; the checkpoint file stays for a later start.
+
+    def _seed(self, restored: Restored) -> None:
+        """The corpus from the checkpoint's image, when it has one (no row stemmed)."""
+        if restored.corpus is not None:
+            with self._corpus_lock:
+                self._corpus.seed(*restored.corpus)
+                self._corpus.changed(restored.rewritten)
 
     def _journal_end(self) -> int:
         """The last journal entry's sequence (0 without a journal or a readable last line)."""
@@ -231,9 +250,12 @@ class MemoryStore:
             return 0
 
     def check_server(self) -> ServerCheck:
-        """Compare the server's rows with the state (after `replay.reconcile`); when they
-        disagree, empty the server's collections and the state (applied 0), so that reconciling
-        again rebuilds both from the journal. An embedded store has nothing to check."""
+        """Compare the server's rows with the state (after `replay.reconcile`).
+
+        When they disagree, empty the server's collections and the state (applied 0), so
+        that reconciling again rebuilds both from the journal. An embedded store has nothing
+        to check.
+        """
         if self._trusted:
             return ServerCheck()
         with self._lock:
@@ -267,13 +289,15 @@ class MemoryStore:
         return found
 
     def _save_checkpoint(self) -> None:
-        """Replace the checkpoint, if the store has one; a failure costs only a slower next start
-        (one warning)."""
+        """Replace the checkpoint, if the store has one.
+
+        A failure costs only a slower next start (one warning).
+        """
         if self._checkpoint is None:
             return
         try:
             self._checkpoint.discard()
-            self._checkpoint.save(self.state)
+            self._checkpoint.save(self.state, self._corpus_image())
         except (OSError, ValueError) as err:
             _LOGGER.warning("Memory checkpoint not written (next start reads Chroma): %s", err)
             return
@@ -418,16 +442,20 @@ class MemoryStore:
             return self.state.dim
 
     def codes_snapshot(self) -> Snapshot | None:
-        """The resident codes as they are now (None before any row arrived): what a selection
-        backend loads. Not `snapshot`, which reads Chroma."""
+        """The resident codes as they are now (None before any row arrived).
+
+        What a selection backend loads. Not `snapshot`, which reads Chroma.
+        """
         with self._lock:
             return self.state.snapshot()
 
     def visibility(
         self, viewer: str | None, *, current_only: bool = True
     ) -> Callable[[Snapshot], np.ndarray]:
-        """The rows of a codes snapshot `viewer` may see, as a mask function of the snapshot
-        (`MemoryState.visibility`)."""
+        """The rows of a codes snapshot `viewer` may see, as a mask function of the snapshot.
+
+        See `MemoryState.visibility`.
+        """
         with self._lock:
             return self.state.visibility(viewer, current_only=current_only)
 
@@ -439,8 +467,11 @@ class MemoryStore:
         render: Callable[[Row], str],
         names: Mapping[str, str],
     ) -> list[Row]:
-        """The turn's memory block for `viewer` (`recall.turn_block`), cosine scores by `scoring`
-        over the resident matrix; `names` maps user ids to people's names."""
+        """The turn's memory block for `viewer` (`recall.turn_block`).
+
+        Cosine scores come from `scoring` over the resident matrix; `names` maps user ids to
+        people's names.
+        """
         if (found := self._indexed(viewer)) is None:
             return []
         snapshot, visible, view = found
@@ -459,23 +490,38 @@ class MemoryStore:
         )
 
     def warm_recall(self) -> None:
-        """Index every stored row as the turn's block reads it (`corpus.Corpus`), so the first
-        turn after a start does not stem the whole store."""
+        """Index every stored row as the turn's block reads it (`corpus.Corpus`).
+
+        The first turn after a start then does not stem the whole store.
+        """
         self._indexed(None)
 
-    def _indexed(self, viewer: str | None) -> tuple[Snapshot, np.ndarray, View] | None:
-        """The codes as they are now, the rows `viewer` sees among them (a mask) and the corpus
-        at the same rows; None before any row arrived. Stems the rows new to the corpus outside
-        the lock that writes wait on."""
+    def _corpus_image(self) -> Image | None:
+        """What the corpus read of every row now stored, for the checkpoint (stems the rows it
+        has not read yet)."""
         with self._corpus_lock:
-            with self._lock:
-                snapshot = self.state.snapshot()
-                if snapshot is None:
-                    return None
-                visible = self.state.visibility(viewer)(snapshot)
-                start = self._corpus.start(snapshot)
-                fresh = self.state.rows_of(snapshot.ids[start:].tolist())
-            return snapshot, visible, self._corpus.extend(snapshot, start, fresh)
+            found = self._synced(None)
+            return None if found is None else self._corpus.image(found[2].n)
+
+    def _indexed(self, viewer: str | None) -> tuple[Snapshot, np.ndarray, View] | None:
+        """The codes as they are now, the rows `viewer` sees among them, the corpus at them.
+
+        The rows seen are a mask; None before any row arrived. Stems the rows new to the corpus
+        outside the lock that writes wait on.
+        """
+        with self._corpus_lock:
+            return self._synced(viewer)
+
+    def _synced(self, viewer: str | None) -> tuple[Snapshot, np.ndarray, View] | None:
+        """`_indexed`, with the corpus lock held."""
+        with self._lock:
+            snapshot = self.state.snapshot()
+            if snapshot is None:
+                return None
+            visible = self.state.visibility(viewer)(snapshot)
+            start = self._corpus.start(snapshot)
+            fresh = self.state.rows_of(snapshot.ids[start:].tolist())
+        return snapshot, visible, self._corpus.extend(snapshot, start, fresh)
 
     def recall(
         self, query_codes: np.ndarray, viewer: str | None, limit: int
