@@ -121,16 +121,22 @@ async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> boo
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
-    """Delete everything the entry kept under the config directory: memories, journal,
-    checkpoint and the background passes' logs. (Rows on a Chroma server stay there.)"""
+    """Delete everything the entry kept under the config directory.
+
+    That is the memories, the journal, the checkpoint and the background passes' logs; rows on
+    a Chroma server stay there.
+    """
     folder = storage_dir(hass, entry.entry_id)
     await hass.async_add_executor_job(shutil.rmtree, folder, True)
     LOGGER.info("Removed Alto's stored memories and logs for %s", entry.title)
 
 
 def _make_private(folder: Path) -> None:
-    """The entry's folder (and Alto's folder above it) 0700, every file in it 0600: memories
-    are for Home Assistant's own user only. Files written later sit inside the 0700 folder."""
+    """The entry's folder (and Alto's folder above it) 0700, every file in it 0600.
+
+    Memories are for Home Assistant's own user only. Files written later sit inside the 0700
+    folder.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     folder.parent.chmod(0o700)
     for root, folders, files in os.walk(folder):

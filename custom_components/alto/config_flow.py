@@ -155,8 +155,11 @@ def _able(capabilities: frozenset[str], needed: str) -> bool:
 
 
 def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio.Schema:
-    """Every served model in each list; the defaults are the current choice, else the first
-    model able to chat (for the chat model) or to embed (for the embedding model)."""
+    """Every served model in each list.
+
+    The defaults are the current choice, else the first model able to chat (for the chat model)
+    or to embed (for the embedding model).
+    """
     names = sorted(models)
     select = SelectSelector(
         SelectSelectorConfig(options=names, mode=SelectSelectorMode.DROPDOWN, sort=True)
@@ -340,8 +343,10 @@ def _suggested(options: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def _reflect_schema(settings: AltoSettings, chosen: Mapping[str, Any]) -> probatio.Schema:
-    """Each background pass on or off, its interval and model (empty: the chat model), and the
-    breather after a turn before any of them starts."""
+    """Each background pass on or off, its interval and model (empty: the chat model).
+
+    Also the breather after a turn before any of them starts.
+    """
 
     def model(key: str) -> dict[probatio.Marker, Any]:
         return {probatio.Optional(key, **_suggested(chosen, key)): TextSelector()}

@@ -175,8 +175,10 @@ class MemoryOrgan:
     async def async_open(
         cls, hass: HomeAssistant, entry_id: str, client: ollama.AsyncClient, settings: AltoSettings
     ) -> MemoryOrgan:
-        """Open the store (embedded or server) and journal; bring the store up to the journal;
-        resume the interpretation of pending sources."""
+        """Open the store (embedded or server) and journal.
+
+        Bring the store up to the journal; resume the interpretation of pending sources.
+        """
         base = storage_dir(hass, entry_id)
         server = settings.chroma_server(hass.config.path)
         table_path = Path(hass.config.path(".storage", DOMAIN, "qualified_pairs.json"))
@@ -243,8 +245,10 @@ class MemoryOrgan:
         await self.async_close()
 
     async def async_close(self) -> None:
-        """Stop interpreting (pending sources stay in the journal), wait for a running write,
-        write the checkpoint and close the store. Idempotent: unload and stop both call it."""
+        """Stop interpreting, wait for a running write, write the checkpoint, close the store.
+
+        Pending sources stay in the journal. Idempotent: unload and stop both call it.
+        """
         if self._writer.closed:
             return
         if self._retaining is not None:  # a forget under way finishes; none starts after it
@@ -305,8 +309,11 @@ class MemoryOrgan:
     async def async_accept_turn(
         self, text: str, *, source_id: str, actor: str | None
     ) -> IntakeReport:
-        """Make a turn's source durable (journaled, fsync'd, no model call) before the reply
-        returns; its interpretation follows in the background. Never raises."""
+        """Make a turn's source durable before the reply returns.
+
+        Journaled and fsync'd, with no model call; its interpretation follows in the
+        background. Never raises.
+        """
         owner = actor or HOUSEHOLD  # a known speaker's words are theirs; a satellite's, the home's
         item = _said_now(text, source_id, owner, actor)
         try:
@@ -327,8 +334,10 @@ class MemoryOrgan:
     async def async_intake_turn(
         self, text: str, *, source_id: str, actor: str | None
     ) -> IntakeReport:
-        """A turn's source accepted, then the outcome of its interpretation (which may wait
-        for the embedding model to come back)."""
+        """A turn's source accepted, then the outcome of its interpretation.
+
+        The interpretation may wait for the embedding model to come back.
+        """
         key = (source_id, 1)
         future = self._interpreter.wait_for(key)
         try:
@@ -342,8 +351,10 @@ class MemoryOrgan:
     async def async_remember(
         self, text: str, *, owner: str, actor: str | None, source_id: str
     ) -> IntakeReport:
-        """An explicit memory (`alto.remember`, a new todo item); remembers that arrive together
-        are written as one entry."""
+        """An explicit memory (`alto.remember`, a new todo item).
+
+        Remembers that arrive together are written as one entry.
+        """
         item = _said_now(text, source_id, owner, actor)
         limit = self._settings.max_memories
         if await self._hass.async_add_executor_job(self.store.explicit_full, limit):
@@ -423,8 +434,10 @@ class MemoryOrgan:
         return self.store.rows(viewer)
 
     async def async_replay(self) -> dict[str, Any]:
-        """Re-derive every journal entry without the model (it reads complete lines only, so
-        writes may go on meanwhile)."""
+        """Re-derive every journal entry without the model.
+
+        It reads complete lines only, so writes may go on meanwhile.
+        """
         result: dict[str, Any] = await self._hass.async_add_executor_job(
             replay.replay, self.journal.path
         )
@@ -473,8 +486,10 @@ class MemoryOrgan:
         )
 
     async def _async_retain(self) -> None:
-        """Forget the oldest forgettable memories past the limit (`memory.retention`), through
-        the forget path: journaled, erased, replayable."""
+        """Forget the oldest forgettable memories past the limit (`memory.retention`).
+
+        They go through the forget path: journaled, erased, replayable.
+        """
         limit = self._settings.max_memories
         plan = await self._hass.async_add_executor_job(self.store.retention, limit)
         forgotten = 0

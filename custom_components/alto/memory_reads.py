@@ -47,8 +47,10 @@ class MemoryReader:
 
     @callback
     def warm(self, entry_id: str) -> None:
-        """Read every memory once as a turn will, in the background after a start, so the first
-        turn does not stem the whole store (about 0.15 s per 1,000 memories)."""
+        """Read every memory once as a turn will, in the background after a start.
+
+        The first turn then does not stem the whole store (about 0.15 s per 1,000 memories).
+        """
 
         async def warm() -> None:
             await self._hass.async_add_executor_job(self._store.warm_recall)
@@ -68,8 +70,10 @@ class MemoryReader:
         return [row for row in found if row.status == CURRENT and visible_to(row, viewer)]
 
     async def async_turn_block(self, text: str, *, viewer: str | None) -> list[str]:
-        """The lines of a user's turn's memory block, most relevant first
-        (`memory.recall.turn_block`, each line a `memory.recall.memory_line`)."""
+        """The lines of a user's turn's memory block, most relevant first.
+
+        The block is `memory.recall.turn_block`, each line a `memory.recall.memory_line`.
+        """
         if not self._store.has_rows():
             return []
         names = await _async_user_names(self._hass)
@@ -84,7 +88,7 @@ class MemoryReader:
         """The turn's memory block as the model reads it, or None without one. Never raises."""
         try:
             lines = await self.async_turn_block(text, viewer=viewer)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - the turn goes on without its memory block
             LOGGER.warning("Memory selection for the turn failed: %s", err)
             return None
         return memory_block(lines) if lines else None

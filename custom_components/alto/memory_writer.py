@@ -102,7 +102,7 @@ class MemoryWriter:
                         run_blocking=self._hass.async_add_executor_job,
                     )
                     report = report_of(result, op="forget")
-                except Exception as err:  # a store failure is one report
+                except Exception as err:  # noqa: BLE001 - a store failure is one report
                     report = self.write_failed(err, "forget")
         return report
 
@@ -127,12 +127,14 @@ class MemoryWriter:
 
     async def async_catch_up(self, op: str) -> IntakeReport | None:
         """Apply journaled entries the store missed; a refusal report if it still cannot.
-        The caller holds `rows_lock`."""
+
+        The caller holds `rows_lock`.
+        """
         if not self._store_behind:
             return None
         try:
             await self._hass.async_add_executor_job(self._reconcile)
-        except Exception as err:  # any store failure refuses the write
+        except Exception as err:  # noqa: BLE001 - any store failure refuses the write
             LOGGER.warning("Memory store still failing, write refused: %s", err)
             return failed(STORE_ERROR, op)
         self._store_behind = False
@@ -195,15 +197,18 @@ class MemoryWriter:
         return reports
 
     async def _each(self, items: list[IntakeInput], write: Write, op: str) -> list[IntakeReport]:
-        """`write` the items as one batch; an input the batch is refused for gets that refusal
-        and the rest is written again without it (admission refusals come before any model
-        call, so that costs nothing). A refusal of no one input is every input's."""
+        """`write` the items as one batch.
+
+        An input the batch is refused for gets that refusal and the rest is written again
+        without it (admission refusals come before any model call, so that costs nothing). A
+        refusal of no one input is every input's.
+        """
         reports: dict[int, IntakeReport] = {}
         remaining = list(range(len(items)))
         while remaining:
             try:
                 result = await write([items[i] for i in remaining])
-            except Exception as err:  # a store failure is every input's report
+            except Exception as err:  # noqa: BLE001 - a store failure is every input's report
                 reports.update(dict.fromkeys(remaining, self.write_failed(err, op)))
                 break
             at = result.refusal.input_index if result.refusal is not None else None

@@ -133,8 +133,10 @@ class AltoSettings:
         return f"{self.keep_alive_s}s"
 
     def chroma_server(self, resolve: Callable[[str], str]) -> ChromaServer | None:
-        """The Chroma server the options name (None: the embedded store); `resolve` turns the
-        CA file's path into an absolute one (``hass.config.path``)."""
+        """The Chroma server the options name (None: the embedded store).
+
+        `resolve` turns the CA file's path into an absolute one (``hass.config.path``).
+        """
         if not self.chroma_host:
             return None
         return ChromaServer(

@@ -1,7 +1,8 @@
-"""The turn's memory block as it was defined before the store kept a corpus: a scan of every
-visible row each turn. The reference the indexed path (`memory.recall`, `memory.corpus`) must
-match row for row and in order; kept here, not in the integration, and read by the recall QA
-bench (`scripts/benches/bench_recall.py`) for its lexical-only baseline.
+"""The turn's memory block as it was defined before the store kept a corpus.
+
+A scan of every visible row each turn. The reference the indexed path (`memory.recall`,
+`memory.corpus`) must match row for row and in order; kept here, not in the integration, and read by
+the recall QA bench (`scripts/benches/bench_recall.py`) for its lexical-only baseline.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ class Document:
 
 @lru_cache(maxsize=65536)
 def document(text: str, also: str = "") -> Document:
-    """`text` (and `also`, e.g. who said it) as one document; cached, since a store's memories
-    are read again every turn."""
+    """`text` (and `also`, e.g. who said it) as one document.
+
+    Cached, since a store's memories are read again every turn.
+    """
     found = Counter(terms(text))
     found.update(terms(also))
     return Document(found, sum(found.values()))
@@ -66,8 +69,11 @@ def bm25(query: str, documents: Sequence[Document]) -> list[int]:
 
 
 def lexical_document(row: Row, names: Mapping[str, str]) -> Document:
-    """What the lexical score reads of a row: its quote and who said it ("My goldfish is called
-    Captain", said by Leo, answers "What's Leo's fish called?")."""
+    """What the lexical score reads of a row.
+
+    Its quote and who said it ("My goldfish is called Captain", said by Leo, answers "What's
+    Leo's fish called?").
+    """
     return document(row.document, names.get(row.actor, ""))
 
 
@@ -119,8 +125,10 @@ type Similarity = Callable[[Sequence[Row], Sequence[Row]], np.ndarray]
 def nearest_older(
     candidates: Sequence[Row], pool: Sequence[Row], similar: Similarity
 ) -> dict[int, int]:
-    """For each candidate, the id of the older row of `pool` most like it (best score, then the
-    newer row), if any."""
+    """For each candidate, the id of the older row of `pool` most like it, if any.
+
+    The best score wins, then the newer row.
+    """
     if not candidates or not pool:
         return {}
     said = np.array([row.said_at for row in pool], dtype=np.int64)
@@ -135,8 +143,11 @@ def nearest_older(
 
 
 def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
-    """Step 3: the first CONSIDERED rows; each of the first UPDATING that updates a row ranked
-    above it moves just before that row (both stay: the model reads when each was said)."""
+    """Step 3: the first CONSIDERED rows.
+
+    Each of the first UPDATING that updates a row ranked above it moves just before that row
+    (both stay: the model reads when each was said).
+    """
     order = list(ranked[:CONSIDERED])
     previous = nearest_older(order[:UPDATING], pool, similar)
     for newer in order[:UPDATING]:
@@ -165,8 +176,11 @@ def turn_block(
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
 ) -> list[Row]:
-    """The rows of the turn's memory block in order (all four steps); `render` gives the bytes
-    each costs as the block shows it, `similar` the scores among competing rows."""
+    """The rows of the turn's memory block in order (all four steps).
+
+    `render` gives the bytes each costs as the block shows it, `similar` the scores among
+    competing rows.
+    """
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes

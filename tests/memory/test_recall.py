@@ -63,10 +63,12 @@ def row(
     ],
 )
 def test_what_is_informative(text: str, informative: bool) -> None:
+    """Which texts are informative and which are not."""
     assert is_informative(text) is informative
 
 
 def test_terms_fold_case_clitics_and_stems() -> None:
+    """Terms fold case and clitics, and are stemmed."""
     assert terms("Sofia's swimming LESSONS are on Wednesdays") == {
         "sofia": 1,
         "swim": 1,
@@ -79,17 +81,20 @@ def test_terms_fold_case_clitics_and_stems() -> None:
     "value", [Fraction(1), Fraction(3, 2), Fraction(10), Fraction(2**40 + 1, 7)]
 )
 def test_log2_fixed_is_the_floor_of_the_scaled_logarithm(value: Fraction) -> None:
+    """`log2_fixed` is the floor of the scaled logarithm."""
     exact = math.log2(value) * 2**16
     assert log2_fixed(value) in (math.floor(exact), math.floor(exact) - 1)
     assert log2_fixed(value) == log2_fixed(value)  # integers only: the same everywhere
 
 
 def test_log2_fixed_refuses_values_below_one() -> None:
-    with pytest.raises(ValueError):
+    """`log2_fixed` refuses values below one."""
+    with pytest.raises(ValueError, match="needs a value of at least 1"):
         log2_fixed(Fraction(1, 2))
 
 
 def test_bm25_weighs_the_rare_word() -> None:
+    """BM25 weighs the rare word above the common one."""
     documents = [
         "Sofia's teacher is Mrs Patel.",
         "Sofia's swimming is on Wednesdays.",
@@ -103,6 +108,7 @@ def test_bm25_weighs_the_rare_word() -> None:
 
 
 def test_questions_and_commands_never_compete() -> None:
+    """Questions and commands never compete."""
     rows = [
         row(1, "When is Sofia's swimming?", day=5),
         row(2, "Sofia's swimming is on Wednesdays at five.", day=1),
@@ -114,6 +120,7 @@ def test_questions_and_commands_never_compete() -> None:
 
 
 def test_fusion_lifts_the_row_with_the_asked_word() -> None:
+    """Fusion lifts the row with the asked word."""
     rows = [
         row(1, "Sofia's swimming lessons are on Wednesdays.", day=1),
         row(2, "Sofia's class teacher is Mrs Patel.", day=2),
@@ -123,6 +130,7 @@ def test_fusion_lifts_the_row_with_the_asked_word() -> None:
 
 
 def test_the_lexical_score_reads_who_said_it() -> None:
+    """The lexical score reads who said it."""
     leo = "b" * 32
     fish = row(1, "My goldfish is called Captain.", day=1, actor=leo)
     dog = row(2, "The dog is called Rolo.", day=2)
@@ -140,6 +148,7 @@ def test_the_lexical_score_reads_who_said_it() -> None:
 
 
 def test_ties_go_to_the_newer_row() -> None:
+    """Ties go to the newer row."""
     rows = [row(1, "The boiler is in the cellar.", day=1), row(2, "The boiler is red.", day=3)]
     assert [r.id for r in rank(rows, [700, 700], "boiler")] == [2, 1]
 
@@ -208,6 +217,7 @@ def turn_block(
 
 
 def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:
+    """A newer statement goes before the older one most like it."""
     frank = row(4, "Frank drives the number 23.", day=0)
     old = row(1, "Sofia's school bus leaves the Carlton Road stop at 7:45.", day=1)
     other = row(3, "Frank, the school bus driver, is off sick.", day=4)
@@ -225,6 +235,7 @@ def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:
 
 
 def test_a_row_below_the_updating_window_stays_where_it_ranks() -> None:
+    """A row below the updating window stays where it ranks."""
     old = row(1, "The school bus comes at 7:45.", day=1)
     fillers = [row(10 + n, f"Filler fact {n} about nothing.", day=2) for n in range(UPDATING)]
     new = row(2, "The school bus comes at 7:30 now.", day=9)
@@ -234,8 +245,11 @@ def test_a_row_below_the_updating_window_stays_where_it_ranks() -> None:
 
 
 def test_a_second_fact_on_the_same_subject_goes_first_and_both_stay() -> None:
-    """No rule on words tells "piano on Fridays" from a correction of "swimming on Wednesdays"
-    for sure: the newer goes first, both stay, each labelled with when it was said."""
+    """The newer goes first, both stay, each labelled with when it was said.
+
+    No rule on words tells "piano on Fridays" from a correction of "swimming on Wednesdays" for
+    sure.
+    """
     swimming = row(1, "Sofia's swimming lessons are on Wednesdays at five.", day=1)
     piano = row(2, "Sofia's piano lessons are on Fridays at six.", day=3)
     alike = similarity({(1, 2): 980})
@@ -246,6 +260,7 @@ def test_a_second_fact_on_the_same_subject_goes_first_and_both_stay() -> None:
 
 
 def test_the_block_keeps_to_its_limits_in_rank_order() -> None:
+    """The block keeps to its limits in rank order."""
     tools = ("rake", "spade", "hoe", "saw", "drill", "ladder", "mower", "hose", "shears")
     rows = [row(n, f"The {tool} hangs in the garden shed.", day=n) for n, tool in enumerate(tools)]
     cosine = [1000 - n for n in range(len(tools))]
@@ -256,11 +271,13 @@ def test_the_block_keeps_to_its_limits_in_rank_order() -> None:
     small = turn_block(
         rows, cosine, "garden shed", lambda r: r.document, similar=NONE_ALIKE, max_bytes=80
     )
-    assert sum(len(r.document.encode()) for r in small) <= 80 and len(small) == 2
+    assert sum(len(r.document.encode()) for r in small) <= 80
+    assert len(small) == 2
     assert block[:2] == small
 
 
 def test_a_text_said_twice_is_shown_once() -> None:
+    """A text said twice is shown once."""
     rows = [
         row(1, "The bins go out on Thursday.", day=1),
         row(2, "the bins go out  on Thursday.", day=5),
@@ -271,6 +288,7 @@ def test_a_text_said_twice_is_shown_once() -> None:
 
 
 def test_memory_line_names_who_and_when_never_an_id() -> None:
+    """A memory line names who said it and when, never an id."""
     names = {ALICE: "Alice"}
     said = row(1, "The bins go out on Thursday.", day=0)
     assert (
@@ -300,4 +318,5 @@ def test_memory_line_names_who_and_when_never_an_id() -> None:
     ],
 )
 def test_embedding_instructions_by_family(model: str, query: str, document: str) -> None:
+    """The query and document instructions follow the embedding model family."""
     assert instructions_for(model) == EmbeddingInstructions(query, document)

@@ -74,10 +74,13 @@ def tombstone_digest(entry: dict[str, Any]) -> str:
 
 
 def authorizations(entries: Iterable[dict[str, Any]]) -> Authorizations:
-    """Sequence -> every (original hash, tombstone digest) that an intact forget among `entries`
-    authorizes for that line (a forget whose own hash fails authorizes nothing). A line that
-    two forgets redacted has two authorized forms: the later one's, and the earlier one's that
-    a crash before the later rewrite leaves (``redaction.finish`` then writes the later)."""
+    """Sequence -> every (original hash, tombstone digest) authorized for that line.
+
+    Only an intact forget among `entries` authorizes (a forget whose own hash fails authorizes
+    nothing). A line that two forgets redacted has two authorized forms: the later one's, and
+    the earlier one's that a crash before the later rewrite leaves (``redaction.finish`` then
+    writes the later).
+    """
     found: Authorizations = {}
     for entry in entries:
         listed = entry.get(REDACT)
@@ -91,8 +94,10 @@ def authorizations(entries: Iterable[dict[str, Any]]) -> Authorizations:
 
 
 def sound(entry: dict[str, Any], authorized: Authorizations) -> bool:
-    """Whether an entry is what the chain says it is: an intact entry carries its own hash; a
-    tombstone is exactly one authorized for its sequence and original hash."""
+    """Whether an entry is what the chain says it is: an intact entry carries its own hash.
+
+    A tombstone is exactly one authorized for its sequence and original hash.
+    """
     if entry.get("hash") == entry_hash(entry):
         return True
     forms = authorized.get(entry.get("sequence"))  # type: ignore[arg-type]
@@ -105,8 +110,11 @@ def is_tombstone(entry: dict[str, Any]) -> bool:
 
 
 def mutation_of(entry: dict[str, Any]) -> Mutation:
-    """The mutation an entry applies to a store. A tombstone's forgotten rows (their vector
-    erased: ``""``) are not upserted; the forget that authorized it deletes them anyway."""
+    """The mutation an entry applies to a store.
+
+    A tombstone's forgotten rows (their vector erased: ``""``) are not upserted; the forget that
+    authorized it deletes them anyway.
+    """
     data, vectors = entry["mutation"], entry["vectors"]
     keep = [index for index, vector in enumerate(vectors) if vector]
     if len(keep) < len(vectors):
@@ -129,8 +137,10 @@ class JournalDamaged(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Damage:
-    """The first damaged entry found (its sequence, 1-based) and the check it failed:
-    ``malformed_entry``, ``entry_hash``, ``chain`` or ``sequence`` (replay's names)."""
+    """The first damaged entry found (its sequence, 1-based) and the check it failed.
+
+    ``malformed_entry``, ``entry_hash``, ``chain`` or ``sequence`` (replay's names).
+    """
 
     sequence: int
     reason: str
@@ -140,6 +150,7 @@ class Journal:
     """One journal file, opened for appending by a single writer."""
 
     def __init__(self, path: Path | str) -> None:
+        """Open the journal at `path`, cutting a torn last line."""
         self.path = Path(path)
         self._cut_torn_tail()
         self._count = 0
@@ -192,9 +203,12 @@ class Journal:
         self.pending = pending
 
     def _verified(self, lines: list[bytes], *, first: int | None) -> list[dict[str, Any]] | None:
-        """The entries of consecutive `lines`, each checked (hash, link, sequence from `first`,
-        or from whatever the first line says when None); None, with `damage` set, at the first
-        failure. An empty list of lines is damage too: the entries asked for are missing."""
+        """The entries of consecutive `lines`, each checked; None at the first failure.
+
+        Each entry's hash, link and sequence are checked (from `first`, or from whatever the
+        first line says when None); a failure sets `damage`. An empty list of lines is damage
+        too: the entries asked for are missing.
+        """
         entries: list[dict[str, Any]] = []
         prev: str | None = None
         expected = first if first is not None else _first_sequence(lines)

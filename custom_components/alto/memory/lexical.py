@@ -57,9 +57,11 @@ _TERMS_MAX = 1 << 18
 
 
 def _term(word: str) -> str:
-    """The term of one word as written: casefolded, its clitic dropped, stemmed; "" for a
-    function word. Cached: a new text is mostly words already read (numbers, often new, are
-    their own term and skip the cache)."""
+    """The term of one word as written: casefolded, its clitic dropped, stemmed.
+
+    "" for a function word. Cached: a new text is mostly words already read (numbers, often new,
+    are their own term and skip the cache).
+    """
     if word.isascii() and word.isdigit():
         return word
     found = _TERMS.get(word)
@@ -73,8 +75,11 @@ def _term(word: str) -> str:
 
 
 def _stem(word: str) -> str:
-    """Snowball's stem of one word. Digits are their own stem (Snowball's English rules only
-    change letters) and the stemmer is slow on them (about 50 µs), so they skip it."""
+    """Snowball's stem of one word.
+
+    Digits are their own stem (Snowball's English rules only change letters) and the stemmer is
+    slow on them (about 50 µs), so they skip it.
+    """
     if word.isascii() and word.isdigit():
         return word
     return str(_STEMMER.stemWord(word))
@@ -103,7 +108,7 @@ def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
 def idf(n: int, df: int) -> int:
     """A term's inverse document frequency in a corpus of `n` texts, `df` of which hold it.
 
-    Log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1)), fixed point.
+    That is log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1)), fixed point.
     """
     return log2_fixed(Fraction(2 * n + 2, 2 * df + 1))
 

@@ -86,8 +86,11 @@ KINDS: dict[int | str, str] = {
 
 
 def memory_line(row: Row, *, now: int, names: Mapping[str, str]) -> str:
-    """One line of the block: ``[kind; who, when] quote``. `names` maps user ids to the names
-    people know them by; an unknown or removed user is "someone"."""
+    """One line of the block: ``[kind; who, when] quote``.
+
+    `names` maps user ids to the names people know them by; an unknown or removed user is
+    "someone".
+    """
     who = names.get(row.actor, "someone")
     if row.said_at <= 0:
         when = "some time ago"
@@ -103,8 +106,11 @@ def newer_key(row: Row) -> tuple[int, int]:
 
 
 def shares_subject(newer: Row, older: Row) -> bool:
-    """At least SHARED_WORDS content words in common, numbers, VALUES and UPDATE_MARKERS aside
-    (a changed time, day or amount is what an update changes)."""
+    """Whether the two rows share at least SHARED_WORDS content words.
+
+    Numbers, VALUES and UPDATE_MARKERS are left aside: a changed time, day or amount is what an
+    update changes.
+    """
     return len(_core(newer.document) & _core(older.document)) >= SHARED_WORDS
 
 
@@ -158,8 +164,9 @@ def _best(positions: np.ndarray, column: np.ndarray, view: View, k: int) -> list
 def _fused(
     view: View, pool: np.ndarray, cosine: np.ndarray, query: str, names: Mapping[str, str]
 ) -> list[int]:
-    """Step 2 over the competing positions `pool` (cosine scores by position): the first
-    CONSIDERED positions by fused rank.
+    """Step 2: the first CONSIDERED of the competing positions `pool` by fused rank.
+
+    `cosine` holds their scores by position.
 
     Only a row among the first DEPTH of either ranking can be among them: any other has a fused
     score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
@@ -185,8 +192,11 @@ def nearest_older(
     likeness: Likeness,
     memo: Memo | None = None,
 ) -> dict[int, int]:
-    """For each candidate position, the position of the older row of `pool` most like it (best
-    score, then the newer row), if any; `memo` keeps what was found for the next turn."""
+    """For each candidate position, the position of the older row of `pool` most like it.
+
+    The best score wins, then the newer row; a candidate without an older row has none. `memo`
+    keeps what was found for the next turn.
+    """
     if not candidates or not len(pool):
         return {}
     if memo is None or memo.generation != view.generation:
@@ -233,8 +243,10 @@ def _key(view: View, position: int, score: int) -> tuple[int, int, int]:
 def _most_alike(
     view: View, candidate: int, scores: np.ndarray, in_pool: np.ndarray, first: int
 ) -> tuple[int, int]:
-    """The older pool row most like `candidate` among positions `first` onwards (`scores` and
-    `in_pool` start there): its position and score, or (-1, 0)."""
+    """The older pool row most like `candidate` among positions `first` onwards.
+
+    `scores` and `in_pool` start there. Its position and score, or (-1, 0).
+    """
     said = view.said[first : first + len(scores)]
     ids = view.ids[first : first + len(scores)]
     when, row_id = view.said[candidate], view.ids[candidate]
@@ -254,9 +266,11 @@ def newer_first(
     likeness: Likeness,
     memo: Memo | None = None,
 ) -> list[Row]:
-    """Step 3: the first CONSIDERED ranked positions' rows; each of the first UPDATING that
-    updates a row ranked above it moves just before that row (both stay: the model reads when
-    each was said)."""
+    """Step 3: the first CONSIDERED ranked positions' rows.
+
+    Each of the first UPDATING that updates a row ranked above it moves just before that row
+    (both stay: the model reads when each was said).
+    """
     order = list(ranked[:CONSIDERED])
     rows = view.rows
     # A row moves only before an older row of these that shares its subject: the nearest older
@@ -299,10 +313,13 @@ def turn_block(
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
 ) -> list[Row]:
-    """The rows of the turn's memory block in order (all four steps) among the `visible`
-    positions of `view` (a bool mask), `cosine` their integer scores by position; `render` gives
-    the bytes each costs as the block shows it, `likeness` the scores between rows, `memo` what
-    earlier turns of the same viewer found (`Memo`)."""
+    """The rows of the turn's memory block in order (all four steps).
+
+    They are chosen among the `visible` positions of `view` (a bool mask), `cosine` their
+    integer scores by position; `render` gives the bytes each costs as the block shows it,
+    `likeness` the scores between rows, `memo` what earlier turns of the same viewer found
+    (`Memo`).
+    """
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes

@@ -1,5 +1,7 @@
-"""A Chroma server as the memory store's durable copy: where it is, how Alto proves who it is, how
-the connection is checked, and which collections belong to which entry (blocking; executor).
+"""A Chroma server as the memory store's durable copy.
+
+Where it is, how Alto proves who it is, how the connection is checked, and which collections belong
+to which entry (blocking; executor).
 
 Chroma 1.x's own server (`chroma run`) has no authentication and no TLS of its own: a home that
 serves it beyond one machine puts it behind a reverse proxy that terminates TLS and checks a
@@ -37,10 +39,14 @@ _PLAIN_ID = re.compile(r"[A-Za-z0-9]{1,64}")
 
 
 class ServerError(Exception):
-    """The Chroma server cannot be used; ``reason`` is the translation key of why:
-    ``cannot_connect``, ``invalid_auth`` or ``tls_failed``."""
+    """The Chroma server cannot be used.
+
+    ``reason`` is the translation key of why: ``cannot_connect``, ``invalid_auth`` or
+    ``tls_failed``.
+    """
 
     def __init__(self, reason: str, detail: str) -> None:
+        """Why (``reason``) and what the client said (``detail``)."""
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
 
@@ -79,25 +85,31 @@ class ChromaServer:
 
 
 def collection_names(namespace: str | None) -> tuple[str, str]:
-    """The rows' and the state record's collections: fixed for the embedded store (None), the
-    entry's own on a server."""
+    """The rows' and the state record's collections.
+
+    Fixed for the embedded store (None), the entry's own on a server.
+    """
     if namespace is None:
         return COLLECTION, STATE_COLLECTION
     return f"{COLLECTION}_{namespace}", f"{STATE_COLLECTION}_{namespace}"
 
 
 def namespace(entry_id: str) -> str:
-    """A collection-name suffix unique to a config entry and stable across starts: the entry id
-    itself when it is plain (Home Assistant's are ULIDs), else a digest of it."""
+    """A collection-name suffix unique to a config entry and stable across starts.
+
+    The entry id itself when it is plain (Home Assistant's are ULIDs), else a digest of it.
+    """
     if _PLAIN_ID.fullmatch(entry_id):
         return entry_id
     return hashlib.sha256(entry_id.encode("utf-8")).hexdigest()[:32]
 
 
 def probe(server: ChromaServer) -> None:
-    """Check that the server answers, over a verified connection, to this token; raise
-    `ServerError` naming what failed. ``/api/v2/auth/identity`` is the call Chroma's client makes
-    first, and one a token gate guards."""
+    """Check that the server answers, over a verified connection, to this token.
+
+    Raise `ServerError` naming what failed. ``/api/v2/auth/identity`` is the call Chroma's
+    client makes first, and one a token gate guards.
+    """
     verify = server.ssl_context()
     try:
         with httpx.Client(verify=verify, timeout=PROBE_TIMEOUT) as client:

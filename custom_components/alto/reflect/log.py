@@ -36,6 +36,7 @@ class ScopeLog:
     """The journal file of one scope, used by a single writer."""
 
     def __init__(self, root: Path, scope: str) -> None:
+        """The log of `scope` under `root`; nothing is read before `load`."""
         self.scope = scope
         self.path = root / f"{scope}.jsonl"
         self._journal: Journal | None = None

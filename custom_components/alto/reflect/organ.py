@@ -168,9 +168,12 @@ class Reflector:
         outcomes: Sequence[Outcome],
         conversation_id: str,
     ) -> TurnReceipt:
-        """Journal one finished exchange: the person's utterance, Alto's spoken reply, the
-        effector's outcomes (never the model's words about them). Texts are cut at
-        `MAX_TURN_TEXT` characters; a lone surrogate becomes "?"."""
+        """Journal one finished exchange.
+
+        The person's utterance, Alto's spoken reply, the effector's outcomes (never the
+        model's words about them). Texts are cut at `MAX_TURN_TEXT` characters; a lone
+        surrogate becomes "?".
+        """
         held = await self._scope(scope)
         retention = max(1, self.config.retention)
 
@@ -240,8 +243,10 @@ class Reflector:
 
     # -- N+1 and the inbox -------------------------------------------------------------------
     async def run_n1(self, scope: str) -> N1Report:
-        """Observe the turns after the N+1 cursor (at most `n1_batch`); always journals a
-        record for them (the heartbeat when nothing is noted)."""
+        """Observe the turns after the N+1 cursor (at most `n1_batch`).
+
+        Always journals a record for them (the heartbeat when nothing is noted).
+        """
         held = await self._scope(scope)
         async with held.passes["n1"]:
             turns = held.state.turns_after(held.state.n1_cursor)[: self.config.n1_batch]
@@ -542,8 +547,11 @@ def _text(text: str) -> str:
 
 
 def _recordable(raw: str | None, bound: int) -> str | None:
-    """A raw answer as the journal keeps it: None when absent, over `bound` bytes or not UTF-8
-    (a refused answer can be either; an accepted one never is)."""
+    """A raw answer as the journal keeps it.
+
+    None when absent, over `bound` bytes or not UTF-8 (a refused answer can be either; an
+    accepted one never is).
+    """
     try:
         return raw if raw is not None and len(raw.encode("utf-8")) <= bound else None
     except UnicodeEncodeError:
