@@ -692,8 +692,11 @@ def _service_call_sites() -> list[tuple[str, int, str, ast.Call]]:
 
 
 def test_effector_is_the_only_service_call_site() -> None:
-    """The effector is Alto's only call site of a device's service, and it blocks and passes
-    the context; the one other site asks the recorder to purge (forgetting erases)."""
+    """The effector is Alto's only call site of a device's service.
+
+    It blocks and passes the context; the one other site asks the recorder to purge (forgetting
+    erases).
+    """
     sites = _service_call_sites()
     upkeep = [site for site in sites if site[0] == "recorded.py"]
     for _, _, _, node in upkeep:

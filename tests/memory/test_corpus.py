@@ -240,8 +240,10 @@ def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_a_corpus_seeded_from_its_image_is_the_corpus_read(seed: int) -> None:
-    """`Corpus.image` then `Corpus.seed` (a checkpoint's round trip) gives every array and
-    posting list of the corpus that stemmed the rows, and the same corpus grows alike."""
+    """`Corpus.image` then `Corpus.seed` (a checkpoint's round trip) rebuild the same corpus.
+
+    Every array and posting list equals the corpus that stemmed the rows, and both grow alike.
+    """
     rng = random.Random(seed)
     rows = [random_row(rng, i, ["household"]) for i in range(rng.randint(1, 120))]
     cut = rng.randint(0, len(rows))

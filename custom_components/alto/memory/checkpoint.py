@@ -197,8 +197,10 @@ def _sound(entry: dict[str, Any], expected: object, authorized: Authorizations) 
 def _read(
     file: io.BufferedReader,
 ) -> tuple[dict[str, Any], list[np.ndarray], list[Row], Image | None]:
-    """Header, code blocks, rows and corpus image (None: none, or read by other word rules) of a
-    checkpoint; ValueError when anything is off."""
+    """Header, code blocks, rows and corpus image of a checkpoint; ValueError when anything is off.
+
+    The corpus image is None when there is none, or when it was read by other word rules.
+    """
     magic = file.read(len(MAGIC))
     if magic not in (MAGIC, MAGIC_V1):
         raise ValueError("not a checkpoint")

@@ -88,9 +88,11 @@ LEXICON = _lexicon()
 
 @dataclass(frozen=True, slots=True)
 class Image:
-    """The terms of a corpus's first `n` rows by position, as a checkpoint saves them: whether
-    each row competes, and its terms (indexes into `vocabulary`, the terms those rows hold) with
-    their counts, row p's at `bounds[p]:bounds[p + 1]`."""
+    """The terms of a corpus's first `n` rows by position, as a checkpoint saves them.
+
+    Whether each row competes, and its terms (indexes into `vocabulary`, the terms those rows
+    hold) with their counts, row p's at `bounds[p]:bounds[p + 1]`.
+    """
 
     vocabulary: list[str]
     bounds: np.ndarray  # int64, n + 1
@@ -262,8 +264,10 @@ class Corpus:
         return self.view(len(snapshot))
 
     def image(self, n: int) -> Image:
-        """The terms of the first `n` positions (the vocabulary only of what they hold: a
-        forgotten row's words are not saved)."""
+        """The terms of the first `n` positions.
+
+        The vocabulary holds only what they hold: a forgotten row's words are not saved.
+        """
         end = self._bounds[n]
         held = np.frombuffer(self._terms, dtype=np.int32)[:end]
         used, local = np.unique(held, return_inverse=True)
@@ -277,8 +281,10 @@ class Corpus:
         )
 
     def seed(self, snapshot: Snapshot, rows: Sequence[Row], image: Image) -> None:
-        """Start over as the corpus of `snapshot`, whose rows are `rows`, with their terms read
-        from `image` (`Corpus.image` of the same rows), stemming nothing."""
+        """Start over as the corpus of `snapshot`, whose rows are `rows`, stemming nothing.
+
+        Their terms are read from `image` (`Corpus.image` of the same rows).
+        """
         n = len(rows)
         if len(snapshot) != n or len(image.competes) != n:
             raise ValueError("corpus image of other rows")
@@ -317,8 +323,7 @@ class Corpus:
         self._n = n
 
     def _held(self) -> _Held:
-        """What this corpus read of each row it holds (rows written again aside), for a
-        rebuild."""
+        """What this corpus read of each row it holds (rows written again aside), for a rebuild."""
         stale, self._stale = self._stale, set()
         ids = self._ids[: self._n].tolist()
         at = {row_id: p for p, row_id in enumerate(ids) if row_id not in stale}
@@ -395,8 +400,10 @@ class Corpus:
 
 @dataclass(frozen=True, slots=True)
 class _Held:
-    """A corpus's terms, filter and length of each row it held, by its old position (`at`, by
-    id), while it is rebuilt."""
+    """A corpus's terms, filter and length of each row it held, while it is rebuilt.
+
+    By its old position (`at`, by id).
+    """
 
     at: dict[int, int]
     bounds: array[int]

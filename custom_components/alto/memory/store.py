@@ -497,8 +497,10 @@ class MemoryStore:
         self._indexed(None)
 
     def _corpus_image(self) -> Image | None:
-        """What the corpus read of every row now stored, for the checkpoint (stems the rows it
-        has not read yet)."""
+        """What the corpus read of every row now stored, for the checkpoint.
+
+        Stems the rows it has not read yet.
+        """
         with self._corpus_lock:
             found = self._synced(None)
             return None if found is None else self._corpus.image(found[2].n)
