@@ -272,5 +272,9 @@ def test_a_corpus_seeded_from_its_image_is_the_corpus_read(seed: int) -> None:
     for name in ("ids", "said", "competes", "length", "actor"):
         assert getattr(one, name).tolist() == getattr(other, name).tolist()
     assert [one.actors[a] for a in one.actor] == [other.actors[a] for a in other.actor]
+    prefix = rng.randint(0, len(rows) + cut)  # a view of an older snapshot: a prefix
     for term in {t for row in rows + more for t in lexical.terms(row.document)}:
         assert [a.tolist() for a in one.holders(term)] == [a.tolist() for a in other.holders(term)]
+        assert [a.tolist() for a in read.view(prefix).holders(term)] == [
+            a.tolist() for a in seeded.view(prefix).holders(term)
+        ]

@@ -15,7 +15,9 @@ the query's words:
   that a rebuild reads them again instead of stemming the rows.
 
 The terms by position are also what a checkpoint saves (`image`, read back by `seed`), so a
-start reads them instead of stemming every row (about 3 s at 100,000 memories here).
+start reads them instead of stemming every row (about 3 s at 100,000 memories here); the postings
+of the rows a seed read are three flat arrays (`_Seeded`), and rows appended later get a posting
+list per term.
 
 Everything is kept in flat integer arrays (a few dozen bytes per memory besides the postings),
 not in objects per row: at 100,000 memories per-row dictionaries cost about 100 MB.
@@ -136,20 +138,24 @@ class View:
     length: np.ndarray  # int64: terms of the quote
     actor: np.ndarray  # int32: index into `actors`
     actors: Sequence[str]  # user ids by index; only those the first n rows use are read
-    vocabulary: Mapping[str, int]  # term -> its index in `postings` (and in later views')
-    postings: Sequence[tuple[array[int], array[int]]]  # by term index: positions, counts
+    vocabulary: Mapping[str, int]  # term -> its index (in this and later views)
+    seeded: _Seeded  # postings of the rows a seed read, by term index
+    postings: Mapping[int, tuple[array[int], array[int]]]  # term index -> positions, counts
 
     def holders(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """The positions below `n` whose quote holds `term`, and its count in each."""
         index = self.vocabulary.get(term)
-        if index is None or index >= len(self.postings):
+        if index is None:
             return _NONE, _NONE
-        positions, counts = self.postings[index]
-        cut = bisect_left(positions, self.n)
-        return (
-            np.frombuffer(positions[:cut], dtype=np.int32).astype(np.int64),
-            np.frombuffer(counts[:cut], dtype=np.int32).astype(np.int64),
-        )
+        positions, counts = self.seeded.holders(index, self.n)
+        found = self.postings.get(index)
+        if found is not None and (cut := bisect_left(found[0], self.n)):
+            later = np.frombuffer(found[0][:cut], dtype=np.int32).astype(np.int64)
+            times = np.frombuffer(found[1][:cut], dtype=np.int32).astype(np.int64)
+            if len(positions):
+                return np.concatenate([positions, later]), np.concatenate([counts, times])
+            return later, times
+        return positions, counts
 
     def lexical(
         self, pool: np.ndarray, query: str, names: Mapping[str, str]
@@ -223,7 +229,8 @@ class Corpus:
         self._length = np.zeros(0, dtype=np.int64)
         self._actor = np.zeros(0, dtype=np.int32)
         self._actors: dict[str, int] = {}
-        self._postings: list[tuple[array[int], array[int]]] = []
+        self._seeded = _NOT_SEEDED
+        self._postings: dict[int, tuple[array[int], array[int]]] = {}
         # Position p's terms: indexes _terms[_bounds[p]:_bounds[p + 1]], counts _counts likewise.
         self._bounds = array("q", [0])
         self._terms = array("i")
@@ -312,13 +319,8 @@ class Corpus:
         positions = np.repeat(np.arange(n, dtype=np.int32), np.diff(image.bounds))
         order = np.argsort(indexes, kind="stable")
         by_term, positions, counts = indexes[order], positions[order], counts[order]
-        starts = np.flatnonzero(np.diff(by_term, prepend=-1)) if len(by_term) else _NONE
-        ends = [*starts[1:].tolist(), len(by_term)]
-        self._postings = [(array("i"), array("i")) for _ in range(len(vocabulary))]
-        for start, end in zip(starts.tolist(), ends, strict=True):
-            posting = self._postings[int(by_term[start])]
-            posting[0].frombytes(positions[start:end].tobytes())
-            posting[1].frombytes(counts[start:end].tobytes())
+        offsets = np.searchsorted(by_term, np.arange(len(vocabulary) + 1), side="left")
+        self._seeded = _Seeded(offsets, positions, counts)
         self._rows = list(rows)
         self._n = n
 
@@ -342,6 +344,7 @@ class Corpus:
             actor=self._actor[:n],
             actors=list(self._actors),
             vocabulary=self._vocabulary,
+            seeded=self._seeded,
             postings=self._postings,
         )
 
@@ -377,9 +380,9 @@ class Corpus:
             low = self._bounds[-1]
             self._bounds.append(len(indexes))
             for index, count in zip(indexes[low:], counts[low:], strict=True):
-                while index >= len(postings):
-                    postings.append((array("i"), array("i")))
-                posting = postings[index]
+                posting = postings.get(index)
+                if posting is None:
+                    posting = postings[index] = (array("i"), array("i"))
                 posting[0].append(position)
                 posting[1].append(count)
             self._ids[position] = row.id
@@ -396,6 +399,35 @@ class Corpus:
         corpus = cls()
         corpus._append(rows)
         return corpus.view(len(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class _Seeded:
+    """The postings of the rows a seed read, every term's in three arrays (no object per term).
+
+    Term t's positions (ascending) and counts are at `offsets[t]:offsets[t + 1]`.
+    """
+
+    offsets: np.ndarray  # int64, by term index (+ 1); a later term index has none here
+    positions: np.ndarray  # int32
+    counts: np.ndarray  # int32
+
+    def holders(self, index: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term `index`'s positions below `n`, and its counts."""
+        if index + 1 >= len(self.offsets):
+            return _NONE, _NONE
+        low, high = int(self.offsets[index]), int(self.offsets[index + 1])
+        if low == high:
+            return _NONE, _NONE
+        positions = self.positions[low:high]
+        cut = int(np.searchsorted(positions, n)) if positions[-1] >= n else high - low
+        return (
+            positions[:cut].astype(np.int64),
+            self.counts[low : low + cut].astype(np.int64),
+        )
+
+
+_NOT_SEEDED = _Seeded(np.zeros(1, dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
 
 
 @dataclass(frozen=True, slots=True)
