@@ -115,7 +115,8 @@ def build(base: Path, n: int) -> float:
                 store.apply(Mutation(sequence, tuple(pending)))
                 pending = []
             if sequence == behind:
-                paths(base, BEHIND)[2].save(store.state)
+                # with the corpus image, as the store saves it
+                paths(base, BEHIND)[2].save(store.state, store._corpus_image())
     store.close()  # writes the checkpoint
     return time.perf_counter() - start
 
