@@ -17,7 +17,14 @@ import numpy as np
 
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.lexical import Terms, log2_fixed, terms
-from custom_components.alto.memory.recall import CONSIDERED, DEPTH, RRF_K, UPDATING, shares_subject
+from custom_components.alto.memory.recall import (
+    CONSIDERED,
+    DEPTH,
+    RRF_K,
+    UPDATING,
+    fit,
+    shares_subject,
+)
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 
@@ -181,17 +188,6 @@ def turn_block(
     `render` gives the bytes each costs as the block shows it, `similar` the scores among
     competing rows.
     """
-    chosen: list[Row] = []
-    texts: set[str] = set()
-    budget = max_bytes
     pool, pool_cosine = _competing(rows, cosine)
-    for row in newer_first(_fused(pool, pool_cosine, query, names), pool, similar):
-        cost = len(render(row).encode("utf-8"))
-        text = " ".join(row.document.casefold().split())
-        if cost <= budget and text not in texts:
-            chosen.append(row)
-            texts.add(text)
-            budget -= cost
-            if len(chosen) == max_refs:
-                break
-    return chosen
+    ordered = newer_first(_fused(pool, pool_cosine, query, names), pool, similar)
+    return fit(ordered, render, max_refs, max_bytes)

@@ -36,7 +36,7 @@ ago, so the model can tell an old statement from a new one; never a user id.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -320,12 +320,22 @@ def turn_block(
     `likeness` the scores between rows, `memo` what earlier turns of the same viewer found
     (`Memo`).
     """
+    pool = np.flatnonzero(visible[: view.n] & view.competes)
+    ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
+    return fit(newer_first(view, ranked, pool, likeness, memo), render, max_refs, max_bytes)
+
+
+def fit(
+    ordered: Iterable[Row], render: Callable[[Row], str], max_refs: int, max_bytes: int
+) -> list[Row]:
+    """Step 4: the first `max_refs` rows of `ordered` whose renders fit `max_bytes` together.
+
+    One per text: a text said again (case and spacing aside) shows once, as its first row.
+    """
     chosen: list[Row] = []
     texts: set[str] = set()
     budget = max_bytes
-    pool = np.flatnonzero(visible[: view.n] & view.competes)
-    ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
-    for row in newer_first(view, ranked, pool, likeness, memo):
+    for row in ordered:
         cost = len(render(row).encode("utf-8"))
         text = " ".join(row.document.casefold().split())
         if cost <= budget and text not in texts:
