@@ -82,7 +82,7 @@ async def test_longest_stall(
         fake.when(is_render, f"I remember {cued} came round on Sunday.")
         said = chatter(rng, TURN_CHARS - 60) + f" Did {cued} come round?"
         watchdog = Watchdog()
-        watchdog.start()
+        await watchdog.start()
         result = await converse_and_wait_for_background(hass, said, conversation_id)
         stalls.append(await watchdog.stop())
         assert spoken(result)
