@@ -125,7 +125,9 @@ def scrub(path: Path, seen: dict[Path, int] | None = None) -> None:
             total = level0.stat().st_size
         except (OSError, struct.error):
             continue
-        if version != 1 or count > capacity or capacity * size != total:
+        # An index persisted after it grew holds its used slots only (nothing to zero); one
+        # written whole holds every allocated slot.
+        if version != 1 or count > capacity or total not in (capacity * size, count * size):
             _LOGGER.warning("Chroma index %s has an unknown layout: not scrubbed", header.parent)
             continue
         start = count * size
