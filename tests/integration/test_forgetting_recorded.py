@@ -44,6 +44,7 @@ from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.thoughts import EVENT_THOUGHT, signal_thought
 
 from ..fake_ollama import FakeOllama, is_render
+from ..on_disk import holding
 from .helpers import (
     MARIA,
     alto_service,
@@ -100,17 +101,6 @@ def entry_options() -> dict[str, Any]:
     return {CONF_SURFACER_WAIT: 10}
 
 
-def _holding(root: Path, needles: tuple[str, ...]) -> dict[str, list[str]]:
-    """Every file under `root` (all bytes, recursively) that holds one of `needles`."""
-    found: dict[str, list[str]] = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            data = path.read_bytes()
-            if held := [n for n in needles if n.encode() in data]:
-                found[str(path.relative_to(root))] = held
-    return found
-
-
 def _script(fake: FakeOllama) -> None:
     """Call 1 labels MARIA a statement; call 2 asserts it and names Maria and the task."""
     fake.when(
@@ -163,7 +153,7 @@ async def test_forgetting_erases_the_recorded_thought(
     assert last.state == THOUGHT
     assert "thought" not in last.attributes
     assert last.attributes["source_ids"]
-    recorded = await hass.async_add_executor_job(_holding, root, NEEDLES)
+    recorded = await hass.async_add_executor_job(holding, root, NEEDLES)
     assert any(name.startswith(DATABASE) for name in recorded), recorded
 
     found = await alto_service(hass, "recall", {"query": "Maria dog morning", "limit": 50})
@@ -173,7 +163,7 @@ async def test_forgetting_erases_the_recorded_thought(
     await async_wait_purge_done(hass)
 
     assert hass.states.get(LAST_THOUGHT).state == "unknown"
-    assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
+    assert await hass.async_add_executor_job(holding, root, NEEDLES) == {}
     assert not any(state.state == THOUGHT for state in await _recorded(hass))
 
     # The recorder still records the sensor: its next thought is in the history.
@@ -205,7 +195,7 @@ async def test_forgetting_for_room_erases_the_recorded_thought(
 
     assert hass.states.get(LAST_THOUGHT).state == "unknown"
     root = Path(hass.config.config_dir)
-    assert await hass.async_add_executor_job(_holding, root, NEEDLES) == {}
+    assert await hass.async_add_executor_job(holding, root, NEEDLES) == {}
 
 
 @pytest.mark.usefixtures("qualified")

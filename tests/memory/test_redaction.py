@@ -24,19 +24,12 @@ from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.replay import reconcile, replay, replay_state
 from custom_components.alto.memory.store import MemoryStore
 
+from ..on_disk import holding
 from .conftest import USER_A, FakeModel, fake_embed
 from .test_intake import intake, many
 
 SECRET = "My bank PIN is 4821 and the safe code is 9917."
 KEPT = "The spare key hangs by the garage door."
-
-
-def _files_holding(root: Path, needle: bytes) -> list[str]:
-    return sorted(
-        str(path.relative_to(root))
-        for path in root.rglob("*")
-        if path.is_file() and needle in path.read_bytes()
-    )
 
 
 def _rows(state: object) -> list[tuple[object, ...]]:
@@ -91,15 +84,14 @@ async def test_forget_leaves_no_byte_and_the_journal_replays(
     store, journal, _checkpoint = home
     try:
         secret, kept = await _history(store, journal)
-        assert _files_holding(tmp_path, b"4821")  # it is there before
+        assert holding(tmp_path, ("4821",))  # it is there before
         result = await forget([secret], viewer=USER_A, store=store, journal=journal)
         assert result.admitted
         state = _rows(store.state)
     finally:
         store.close()
-    for needle in (SECRET.encode(), b"4821", b"9917"):
-        assert _files_holding(tmp_path, needle) == []
-    assert _files_holding(tmp_path, KEPT.encode())  # a kept memory stays
+    assert holding(tmp_path, (SECRET, "4821", "9917")) == {}
+    assert holding(tmp_path, (KEPT,))  # a kept memory stays
     forget_entry = json.loads(journal.path.read_bytes().splitlines()[-1])
     assert forget_entry["op"] == "forget"
     assert forget_entry[REDACT]
@@ -235,7 +227,7 @@ async def test_a_crash_while_chroma_is_rebuilt_is_repaired_from_the_journal(
         assert _rows(again.state) == expected
     finally:
         again.close()
-    assert _files_holding(tmp_path, b"4821") == []
+    assert holding(tmp_path, ("4821",)) == {}
     assert replay(journal.path)["ok"]
 
 

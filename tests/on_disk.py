@@ -1,0 +1,33 @@
+"""What is left on disk: the files under a folder that still hold a forgotten text.
+
+A needle of digits ("4821" of a PIN) counts only where no hexadecimal or base64 character is
+beside it: journal hashes, ids and encoded vectors are long runs of those, and any four digits
+turn up in them by chance (a hash held "…647482140…" once). In what people said the digits
+stand apart, so the forgotten number is still found wherever the text is.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_ENCODED = rb"[0-9A-Za-z+/=]"
+
+
+def _pattern(needle: str) -> re.Pattern[bytes]:
+    found = re.escape(needle.encode())
+    if needle.isdigit():
+        return re.compile(rb"(?<!" + _ENCODED + rb")" + found + rb"(?!" + _ENCODED + rb")")
+    return re.compile(found)
+
+
+def holding(root: Path, needles: tuple[str, ...]) -> dict[str, list[str]]:
+    """Every file under `root` (all bytes, recursively) that holds one of `needles`, with them."""
+    patterns = [(needle, _pattern(needle)) for needle in needles]
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if held := [needle for needle, pattern in patterns if pattern.search(data)]:
+                found[str(path.relative_to(root))] = held
+    return found
