@@ -2,8 +2,8 @@
 
 A needle of digits ("4821" of a PIN) counts only where no hexadecimal or base64 character is
 beside it: journal hashes, ids and encoded vectors are long runs of those, and any four digits
-turn up in them by chance (a hash held "…647482140…" once). In what people said the digits
-stand apart, so the forgotten number is still found wherever the text is.
+turn up in them by chance (a journal hash once held "…764748214de8…"). In what people said
+the digits stand apart, so the forgotten number is still found wherever the text is.
 """
 
 from __future__ import annotations
