@@ -5,10 +5,11 @@ thought renders memory quotes, so the recorder's history (`home-assistant_v2.db`
 dir, 10 days by default) can quote a memory after it was forgotten. The sensor's `thought`
 attribute is never recorded (`_unrecorded_attributes`) and the `alto_thought` event carries no
 words: the recorded states are what is left. After a forget of household memories (the sensor
-shows no other thought) `HistoryEraser` asks the recorder, through its own services, to:
+shows no other thought) `HistoryEraser` queues on the recorder the tasks its `purge_entities`
+and `purge` services queue (Alto calls no service but a device's, through its effector):
 
-1. purge the sensor's whole recorded history (`recorder.purge_entities`, `keep_days: 0`), and
-2. on SQLite, `recorder.purge` with a `keep_days` no row is that old: it purges nothing by age
+1. purge the sensor's whole recorded history (`PurgeEntitiesTask`, everything before now), and
+2. on SQLite, `PurgeTask` before a date no row is as old as: it purges nothing by age
    (the user's retention stays theirs), and, as after every purge, checkpoints the write-ahead
    log with TRUNCATE (the `-wal` file held the rows' old pages). Where SQLite is built to zero
    deleted content (`SQLITE_SECURE_DELETE`, as Debian builds it) that is all; otherwise the
@@ -26,18 +27,19 @@ import asyncio
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cache
 
-from homeassistant.const import ATTR_ENTITY_ID
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.recorder import get_instance
+from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, LOGGER
 
 RECORDER = "recorder"
-# More days than any recorded row is old: `recorder.purge` then purges nothing by age.
-_NOTHING_THAT_OLD_DAYS = 36_500
+# Older than any recorded row: a purge of what is older purges nothing by age.
+_NOTHING_THAT_OLD = timedelta(days=36_500)
 
 
 @dataclass(slots=True)
@@ -52,7 +54,7 @@ class HistoryEraser:
     @callback
     def async_erase(self) -> None:
         """Erase the sensor's recorded history in the background (nothing without a recorder)."""
-        if not self.hass.services.has_service(RECORDER, "purge_entities"):
+        if RECORDER not in self.hass.config.components:
             return
         if self._running is not None and not self._running.done():
             self._again = True  # after the running one, which may have missed this forget
@@ -78,17 +80,17 @@ class HistoryEraser:
 
 async def _async_purge(hass: HomeAssistant, entity_id: str) -> None:
     """Queue the purge (and on SQLite the repack) and wait until the recorder has run them."""
-    await hass.services.async_call(
-        RECORDER, "purge_entities", {ATTR_ENTITY_ID: [entity_id], "keep_days": 0}, blocking=True
+    # Only once the recorder is loaded: its package needs its own requirements (SQLAlchemy).
+    from homeassistant.components.recorder.tasks import (  # noqa: PLC0415
+        PurgeEntitiesTask,
+        PurgeTask,
     )
+
     recorder = get_instance(hass)
+    now = dt_util.utcnow()
+    recorder.queue_task(PurgeEntitiesTask(lambda purged: purged == entity_id, now))
     if recorder.db_url.startswith("sqlite"):
-        await hass.services.async_call(
-            RECORDER,
-            "purge",
-            {"keep_days": _NOTHING_THAT_OLD_DAYS, "repack": not sqlite_zeroes_deleted()},
-            blocking=True,
-        )
+        recorder.queue_task(PurgeTask(now - _NOTHING_THAT_OLD, not sqlite_zeroes_deleted(), False))
     await recorder.async_block_till_done()
 
 

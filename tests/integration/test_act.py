@@ -673,7 +673,7 @@ async def test_read_of_an_unexposed_entity_is_refused_without_follow_up(
 # --- the one effector -----------------------------------------------------------------------
 
 
-def _service_call_sites() -> list[tuple[str, int, str, ast.Call]]:
+def _service_call_sites() -> list[tuple[str, int, str]]:
     """Every `<x>.services.async_call(` / `.services.call(` in Alto's package."""
     sites = []
     for path in sorted(ALTO_PACKAGE.rglob("*.py")):
@@ -687,26 +687,20 @@ def _service_call_sites() -> list[tuple[str, int, str, ast.Call]]:
                 and node.func.value.attr == "services"
             ):
                 relative = path.relative_to(ALTO_PACKAGE).as_posix()
-                sites.append((relative, node.lineno, node.func.attr, node))
+                sites.append((relative, node.lineno, node.func.attr))
     return sites
 
 
 def test_effector_is_the_only_service_call_site() -> None:
-    """The effector is Alto's only call site of a device's service.
-
-    It blocks and passes the context; the one other site asks the recorder to purge (forgetting
-    erases).
-    """
+    """The effector is Alto's only service call site, and it blocks and passes the context."""
     sites = _service_call_sites()
-    upkeep = [site for site in sites if site[0] == "recorded.py"]
-    for _, _, _, node in upkeep:
-        domain = node.args[0]
-        assert isinstance(domain, ast.Name), ast.dump(domain)
-        assert domain.id == "RECORDER"
-    devices = [site for site in sites if site not in upkeep]
-    assert [(path, attr) for path, _, attr, _ in devices] == [("effector.py", "async_call")], sites
+    assert [(path, attr) for path, _, attr in sites] == [("effector.py", "async_call")], sites
     # It blocks and carries the turn's context.
-    node = devices[0][3]
+    path, line, _ = sites[0]
+    tree = ast.parse((ALTO_PACKAGE / path).read_text(encoding="utf-8"))
+    node = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n, "lineno", 0) == line
+    )
     keywords = {kw.arg: kw.value for kw in node.keywords}
     assert isinstance(keywords.get("blocking"), ast.Constant)
     assert keywords["blocking"].value is True

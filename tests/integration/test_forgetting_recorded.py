@@ -26,7 +26,6 @@ from unittest.mock import patch
 import pytest
 from homeassistant.components.recorder import Recorder, history
 from homeassistant.components.recorder.util import setup_connection_for_dialect
-from homeassistant.const import EVENT_CALL_SERVICE
 from homeassistant.core import Context, HomeAssistant, State
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.dispatcher import async_dispatcher_send
@@ -209,12 +208,17 @@ async def test_forgetting_a_private_memory_keeps_the_recorded_history(
     await _surface_a_household_thought(hass, fake_ollama)
     alice = Context(user_id=(await hass.auth.async_create_user("Alice")).id)
     private = await remember(hass, "My locker code is 5550.", alice)
-    calls = async_capture_events(hass, EVENT_CALL_SERVICE)
-    await alto_service(hass, "forget", {"id": private}, alice)
-    await hass.async_block_till_done(wait_background_tasks=True)
+    purged: list[str] = []
+
+    async def purge(_hass: HomeAssistant, purged_id: str) -> None:
+        purged.append(purged_id)
+
+    with patch("custom_components.alto.recorded._async_purge", purge):
+        await alto_service(hass, "forget", {"id": private}, alice)
+        await hass.async_block_till_done(wait_background_tasks=True)
     await async_wait_recording_done(hass)
 
-    assert [call.data["domain"] for call in calls] == ["alto"]
+    assert purged == []
     assert [state.state for state in await _recorded(hass)][-1] == THOUGHT
 
 
