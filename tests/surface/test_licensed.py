@@ -26,9 +26,10 @@ from custom_components.alto.surface.store_view import (
     _interpreted,
     _known_names,
     _licensed,
-    _mentions,
     _needle,
 )
+
+from .mentions import mentions
 
 NAMES = ("Ann", "Anna", "Zoë", "ZOE", "the Boiler", "Mr. O'Neil", "Ana-Lu", "7th Street")
 FILLER = ("came", "round", "on", "Sunday", "boiler's", "annals", "zoë's", "o'neil", "lu")
@@ -64,7 +65,7 @@ def _scan(store: _Store, name: str, viewer: str | None, limit: int) -> list[Phra
         if (
             row.document in seen
             or not _licensed(row, viewer, interpreted)
-            or not _mentions(row.document, name, needle)
+            or not mentions(row.document, name, needle)
         ):
             continue
         seen.add(row.document)

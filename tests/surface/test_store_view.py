@@ -32,7 +32,6 @@ from custom_components.alto.surface.render import RENDER_OPTIONS, render_for
 from custom_components.alto.surface.store_view import (
     StoreMemoryView,
     _could_mention,
-    _mentions,
     _needle,
     _skeleton,
 )
@@ -40,6 +39,7 @@ from custom_components.alto.surface.surfacer import Heard, Surfacer, SurfacerOpt
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
 from ..memory.conftest import MODEL_DIGEST, FakeModel
+from .mentions import mentions
 
 USER_A = "a" * 32
 USER_B = "b" * 32
@@ -337,7 +337,7 @@ async def test_phrases_are_capped(home: Home) -> None:
 )
 def test_the_prefilter_never_disagrees_with_the_cue_match(document: str, name: str) -> None:
     """The prefilter never disagrees with the cue match."""
-    assert _mentions(document, name, _needle(name)) == bool(find_cues(document, [name], limit=1))
+    assert mentions(document, name, _needle(name)) == bool(find_cues(document, [name], limit=1))
 
 
 @pytest.mark.parametrize(

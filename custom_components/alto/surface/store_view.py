@@ -297,13 +297,6 @@ class _Licensed:
                 last = index
 
 
-def _mentions(document: str, name: str, needle: Needle | None) -> bool:
-    """`name` occurs in `document` as whole words, exactly as a cue would find it."""
-    if not _could_mention(_skeleton(document), needle):
-        return False  # the cheap necessary condition fails: no cue can match
-    return bool(find_cues(document, [name], limit=1))
-
-
 @lru_cache(maxsize=65536)
 def _skeleton(text: str) -> str:
     """Casefolded, fully decomposed, without combining marks (canonical class > 0).
