@@ -21,7 +21,7 @@ same embeddings:
 - BM25 alone: the lexical score over every row (`tests/memory/recall_reference.bm25`, the scan
   the turn's indexed score matches);
 - informative only: cosine over the rows that compete (`memory.informative`);
-- + fusion: cosine and BM25 (which reads who said a row) fused by reciprocal rank
+- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 3:2
   (`memory.recall.rank`);
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first).
 

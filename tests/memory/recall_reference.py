@@ -19,8 +19,8 @@ from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.lexical import Terms, log2_fixed, terms
 from custom_components.alto.memory.recall import (
     CONSIDERED,
-    DEPTH,
-    RRF_K,
+    COSINE_WEIGHT,
+    LEXICAL_WEIGHT,
     UPDATING,
     fit,
     shares_subject,
@@ -100,28 +100,21 @@ def _competing(rows: Sequence[Row], cosine: Sequence[int]) -> tuple[list[Row], l
 def _fused(
     pool: Sequence[Row], cosine: Sequence[int], query: str, names: Mapping[str, str]
 ) -> list[Row]:
-    """Step 2 over competing rows: the first CONSIDERED by fused rank.
+    """Step 2 over competing rows: the first CONSIDERED by fused score, as exact fractions.
 
-    Only a row among the first DEPTH of either ranking can be among them: any other has a fused
-    score below 2 / (RRF_K + DEPTH + 1), under the 1 / (RRF_K + CONSIDERED) that each of the first
-    CONSIDERED by cosine has at least. So only those rows are fused, as exact fractions.
+    COSINE_WEIGHT times the cosine scaled from the pool's lowest to its highest, plus
+    LEXICAL_WEIGHT times BM25 over the pool's highest (a span of 0 read as 1); ties to the newer.
     """
     if not pool:
         return []
     lexical = bm25(query, [lexical_document(row, names) for row in pool])
-    said = np.array([row.said_at for row in pool], dtype=np.int64)
-    ids = np.array([row.id for row in pool], dtype=np.int64)
-    fused: dict[int, Fraction] = {}
-    for column, scored_only in (
-        (np.array(cosine, dtype=np.int64), False),
-        (np.array(lexical, dtype=np.int64), True),
-    ):
-        order = np.lexsort((-ids, -said, -column))[:DEPTH]  # best first, then the newer
-        for place, i in enumerate(order.tolist(), start=1):
-            if scored_only and column[i] == 0:  # no word in common: no lexical term
-                break
-            fused[i] = fused.get(i, Fraction(0)) + Fraction(1, RRF_K + place)
-    best = sorted(fused, key=lambda i: (-fused[i], -said[i], -ids[i]))
+    low, span = min(cosine), max(max(cosine) - min(cosine), 1)
+    top = max(max(lexical), 1)
+    fused = [
+        COSINE_WEIGHT * Fraction(c - low, span) + LEXICAL_WEIGHT * Fraction(b, top)
+        for c, b in zip(cosine, lexical, strict=True)
+    ]
+    best = sorted(range(len(pool)), key=lambda i: (-fused[i], -pool[i].said_at, -pool[i].id))
     return [pool[i] for i in best[:CONSIDERED]]
 
 

@@ -119,14 +119,56 @@ def test_questions_and_commands_never_compete() -> None:
     assert sorted(r.id for r in ranked) == [2, 4]
 
 
+# Rows unlike any question here: the low end of a store's cosine scores.
+FILLERS = [
+    row(90, "The bins go out on Tuesday.", day=0),
+    row(91, "The wifi password is on the fridge.", day=0),
+]
+
+
 def test_fusion_lifts_the_row_with_the_asked_word() -> None:
     """Fusion lifts the row with the asked word."""
     rows = [
         row(1, "Sofia's swimming lessons are on Wednesdays.", day=1),
         row(2, "Sofia's class teacher is Mrs Patel.", day=2),
+        *FILLERS,
     ]
     # Cosine prefers the swimming row; the word "teacher" is in the other one only.
-    assert [r.id for r in rank(rows, [900, 880], "Who is Sofia's teacher?")] == [2, 1]
+    ranked = rank(rows, [900, 880, 300, 100], "Who is Sofia's teacher?")
+    assert [r.id for r in ranked][:2] == [2, 1]
+
+
+def test_scores_are_fused_not_ranks() -> None:
+    """A rare asked word lifts a row by how far it stands out, not by its place alone.
+
+    Two rows hold the asked name; the coat row also holds the rare word. By ranks (1 / (60 +
+    place) summed), the name rows' two good places beat the coat row's first place and poor
+    cosine; by scores the coat row comes first.
+    """
+    leo = "b" * 32
+    rows = [
+        row(1, "I left my coat in lost property at school.", day=3, actor=leo),
+        row(2, "Leo's birthday is on October 3rd.", day=2),
+        row(3, "Leo's party is at the bowling alley.", day=1),
+        *FILLERS,
+    ]
+    ranked = rank(rows, [600, 800, 790, 300, 100], "Where's Leo's coat?", {leo: "Leo"})
+    assert [r.id for r in ranked][:3] == [1, 2, 3]
+
+
+def test_the_fused_score_weighs_cosine_three_to_lexical_two() -> None:
+    """The whole lexical span weighs two thirds of the whole cosine span.
+
+    Only the boiler row holds the asked word (b' = 1 against 0); the tea row has the highest
+    cosine (c' = 1). The boiler row comes first once 3 c' + 2 > 3, that is c' > 1/3.
+    """
+    rows = [
+        row(1, "The boiler is in the cellar.", day=1),
+        row(2, "Mum likes tea.", day=2),
+        row(3, "Ana is coming at seven.", day=0),
+    ]
+    for cosine, first in ((101, 1), (100, 2)):  # at 100 they tie, and the newer row wins
+        assert rank(rows, [cosine, 300, 0], "Where is the boiler?")[0].id == first, cosine
 
 
 def test_the_lexical_score_reads_who_said_it() -> None:
@@ -142,9 +184,10 @@ def test_the_lexical_score_reads_who_said_it() -> None:
     }
     assert lexical_document(dog, {leo: "Leo"}) == document("The dog is called Rolo.")
     asked = "Tell me about Leo's goldfish."
+    pool, cosine = [fish, dog, *FILLERS], [500, 600, 200, 100]
     # Cosine prefers the dog; only the name and "goldfish" lift the fish above it.
-    assert [r.id for r in rank([fish, dog], [500, 600], asked, {leo: "Leo"})] == [1, 2]
-    assert [r.id for r in rank([fish, dog], [500, 600], "Tell me about Leo.", {})] == [2, 1]
+    assert [r.id for r in rank(pool, cosine, asked, {leo: "Leo"})][:2] == [1, 2]
+    assert [r.id for r in rank(pool, cosine, "Tell me about Leo.", {})][:2] == [2, 1]
 
 
 def test_ties_go_to_the_newer_row() -> None:
