@@ -109,7 +109,7 @@ def _fused(
         return []
     lexical = bm25(query, [lexical_document(row, names) for row in pool])
     low, span = min(cosine), max(max(cosine) - min(cosine), 1)
-    top = max(max(lexical), 1)
+    top = max(*lexical, 1)
     fused = [
         COSINE_WEIGHT * Fraction(c - low, span) + LEXICAL_WEIGHT * Fraction(b, top)
         for c, b in zip(cosine, lexical, strict=True)
