@@ -2,12 +2,18 @@
 
 Nothing internal is spoken, and nothing is spoken as done that no effector did.
 
-`SpeechGate` holds speech back one sentence at a time (deterministic, no model). A sentence is
-released when it ends; before that, internal labels and ids are taken out of it, and a sentence
-that reports a completed device action ("I've turned off the lights", "the door is now unlocked",
-"c'est fait") is withheld unless an effector succeeded in this turn. The claim patterns cover
-English and the languages Alto's confirmation words cover (de, fr, es, nl, it); they look for the
-completed form only, so "I'll turn off the lights" passes.
+`SpeechGate` reads speech one sentence at a time (deterministic, no model). Internal labels and
+ids are taken out, and a sentence that reports a completed device action ("I've turned off the
+lights", "the door is now unlocked", "c'est fait") is withheld unless an effector succeeded in
+this turn. The claim patterns cover English and the languages Alto's confirmation words cover
+(de, fr, es, nl, it); they look for the completed form only, so "I'll turn off the lights" passes.
+
+A sentence is not held whole: its words are released up to the first place where a claim could
+begin, whatever words came next (a partial match, `regex`'s `partial=True`), or where a label or
+id may still be arriving. So "It should stay dry until about six, so an early walk is the safer
+bet." flows word by word (Home Assistant's pipeline starts speaking after 60 characters), while
+"The porch light is now on." stops before "is now on" until the sentence has ended and been
+judged. What a listener hears before that point never holds a claim, even in part.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Final
+
+import regex
 
 from .markers import neutralized
 
@@ -43,7 +51,7 @@ _EN_DONE = (
 )
 _EN_STATE = r"on|off|locked|unlocked|open|opened|closed|shut|armed|disarmed|running|playing|muted"
 _CLAIMS: Final = tuple(
-    re.compile(pattern, re.IGNORECASE)
+    regex.compile(pattern, regex.IGNORECASE)
     for pattern in (
         # English
         rf"\b(?:i|we)(?:'ve|’ve| have)?\s+(?:just\s+|now\s+|already\s+)?(?:{_EN_DONE})\b",
@@ -86,6 +94,11 @@ _CLAIMS: Final = tuple(
 )
 
 
+# The end of a text that more text could still change: a word being written, or a "[" not
+# closed yet (a memory label, or an id, is taken out only whole).
+_TRAILING_WORD: Final = re.compile(r"\w+$")
+
+
 def scrubbed(sentence: str) -> str:
     """`sentence` without marker characters, memory labels or internal ids."""
     text = neutralized(sentence)
@@ -99,6 +112,32 @@ def claims_done(sentence: str) -> bool:
     return any(pattern.search(sentence.strip()) for pattern in _CLAIMS)
 
 
+def settled(unfinished: str, known: int = 0) -> str:
+    """The scrubbed start of an unfinished sentence that no later text can make part of a claim.
+
+    Cut before a word still being written and before a "[" not yet closed; then before the first
+    place where a claim matches or could match if the sentence went on. `known`: the length of
+    an earlier answer for a shorter start of the same sentence; no claim can begin before it (a
+    match attempt that failed inside the text fails the same way whatever follows).
+    """
+    cut = len(unfinished)
+    if word := _TRAILING_WORD.search(unfinished):
+        cut = word.start()
+    if (opened := unfinished.rfind("[", 0, cut)) > unfinished.rfind("]", 0, cut):
+        cut = opened
+    text = scrubbed(unfinished[:cut])
+    start = len(text) - len(text.lstrip())  # claims read the sentence stripped
+    hold = min(
+        (
+            start + found.start()
+            for pattern in _CLAIMS
+            if (found := pattern.search(text[start:], max(known - start, 0), partial=True))
+        ),
+        default=len(text),
+    )
+    return text[:hold]
+
+
 class SpeechGate:
     """Releases speech sentence by sentence, scrubbed, without unbacked claims of action."""
 
@@ -109,11 +148,15 @@ class SpeechGate:
         in this turn so far.
         """
         self._effector_succeeded = effector_succeeded
-        self._pending = ""
-        self.withheld: list[str] = []  # sentences not spoken as done, for the trace
+        self._pending = ""  # the unfinished sentence, as it came
+        self._spoken = 0  # how much of it, scrubbed, was released early
+        self.withheld: list[str] = []  # what was not spoken as done, for the trace
 
     def feed(self, speech: str) -> str:
-        """Take speech text; return the complete sentences that may be spoken now."""
+        """Take speech text; return what may be spoken now.
+
+        The sentences that ended, and the settled start of the one still arriving.
+        """
         self._pending += speech
         released: list[str] = []
         while match := _SENTENCE_END.search(self._pending):
@@ -122,6 +165,10 @@ class SpeechGate:
                 self._pending[match.end() :],
             )
             released.append(self._pass(sentence))
+        early = settled(self._pending, self._spoken)
+        if len(early) > self._spoken:
+            released.append(early[self._spoken :])
+            self._spoken = len(early)
         return "".join(released)
 
     def finalize(self) -> str:
@@ -141,8 +188,11 @@ class SpeechGate:
         return text
 
     def _pass(self, sentence: str) -> str:
+        """A whole sentence: the part not yet released, unless the sentence claims unbacked."""
         text = scrubbed(sentence)
+        spoken, self._spoken = self._spoken, 0
         if claims_done(text) and not self._effector_succeeded():
-            self.withheld.append(text.strip())
+            if rest := text[spoken:].strip():
+                self.withheld.append(rest)
             return ""
-        return text
+        return text[spoken:]
