@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from custom_components.alto.memory.corpus import competes
-from custom_components.alto.memory.lexical import Terms, log2_fixed, terms
+from custom_components.alto.memory.lexical import PREFIX, Terms, log2_fixed, terms
 from custom_components.alto.memory.recall import (
     CONSIDERED,
     COSINE_WEIGHT,
@@ -33,10 +33,15 @@ _K1_NUM, _K1_DEN = 6, 5
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A text as the lexical score reads it: its terms and how many there are."""
+    """A text as the lexical score reads it: its terms and how many there are.
+
+    `quote` holds the text's own terms, `also` those read beside it (who said it); `terms` both.
+    """
 
     terms: Terms
     length: int
+    quote: Terms
+    also: Terms
 
 
 @lru_cache(maxsize=65536)
@@ -47,27 +52,44 @@ def document(text: str, also: str = "") -> Document:
     """
     found = Counter(terms(text))
     found.update(terms(also))
-    return Document(found, sum(found.values()))
+    return Document(found, sum(found.values()), terms(text), terms(also))
+
+
+def _related(term: str, vocabulary: set[str]) -> set[str]:
+    """`term` and the quoted terms it begins or that begin it, both PREFIX letters or more."""
+    if len(term) < PREFIX or term.isdigit():
+        return {term}
+    return {term} | {
+        word
+        for word in vocabulary
+        if len(word) >= PREFIX and (word.startswith(term) or term.startswith(word))
+    }
 
 
 def bm25(query: str, documents: Sequence[Document]) -> list[int]:
     """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
 
-    The statistics (document count, frequencies, average length) are those of `documents`.
+    The statistics (document count, frequencies, average length) are those of `documents`. A
+    query term counts its related quoted terms; what is read beside a quote only as written.
     """
     n = len(documents)
     if n == 0:
         return []
     total = sum(d.length for d in documents) or 1
+    vocabulary = {word for d in documents for word in d.quote}
     scores = [0] * n
     for term in terms(query):
-        holders = [i for i, d in enumerate(documents) if term in d.terms]
+        group = _related(term, vocabulary)
+        counts = [
+            sum(d.quote.get(word, 0) for word in group) + d.also.get(term, 0) for d in documents
+        ]
+        holders = [i for i, count in enumerate(counts) if count]
         if not holders:
             continue
         # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))
         weight = log2_fixed(Fraction(2 * n + 2, 2 * len(holders) + 1))
         for i in holders:
-            tf = documents[i].terms[term]
+            tf = counts[i]
             # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
             top = 4 * (_K1_NUM + _K1_DEN) * tf * total
             bottom = 20 * total * tf + _K1_NUM * (total + 3 * documents[i].length * n)

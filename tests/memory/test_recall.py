@@ -13,7 +13,7 @@ from custom_components.alto.memory import recall
 from custom_components.alto.memory.corpus import Corpus
 from custom_components.alto.memory.informative import is_informative
 from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
-from custom_components.alto.memory.lexical import log2_fixed, terms
+from custom_components.alto.memory.lexical import PREFIX, log2_fixed, related, terms
 from custom_components.alto.memory.recall import DAY_S, UPDATING, memory_line, rank, shares_subject
 from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Row
 
@@ -105,6 +105,33 @@ def test_bm25_weighs_the_rare_word() -> None:
     assert scores[0] > scores[1] == scores[2] > 0
     assert bm25("nothing in common", read) == [0, 0, 0]
     assert bm25("teacher", []) == []
+
+
+def test_a_term_counts_the_stored_terms_it_begins_or_that_begin_it() -> None:
+    """Derivations and compounds a stem leaves apart meet; short stems and numbers stand alone."""
+    stored = ["allergi", "milkman", "headteach", "head", "passport", "bus", "busi", "2024", "20245"]
+    vocabulary = {term: index for index, term in enumerate(stored)}
+    by_prefix: dict[str, list[str]] = {}
+    for term in stored:
+        if len(term) >= PREFIX:
+            by_prefix.setdefault(term[:PREFIX], []).append(term)
+    assert related("allerg", vocabulary, by_prefix) == ["allerg", "allergi"]  # allergic, allergy
+    assert related("milk", vocabulary, by_prefix) == ["milk", "milkman"]
+    assert related("headteach", vocabulary, by_prefix) == ["headteach", "head"]
+    assert related("bus", vocabulary, by_prefix) == ["bus"]  # under PREFIX letters
+    assert related("2024", vocabulary, by_prefix) == ["2024"]  # a number is itself
+
+
+def test_the_lexical_score_reads_related_terms() -> None:
+    """The word "allergic" finds "allergy": the rows tie on cosine, the related word decides."""
+    rows = [
+        row(1, "Leo has a peanut allergy.", day=1),
+        row(2, "Leo has a swimming lesson.", day=2),
+        *FILLERS,
+    ]
+    ranked = rank(rows, [700, 700, 300, 100], "What is Leo allergic to?")
+    assert [r.id for r in ranked][:2] == [1, 2]
+    assert bm25("allergic", [document("a peanut allergy"), document("a lesson")])[1] == 0
 
 
 def test_questions_and_commands_never_compete() -> None:

@@ -46,7 +46,7 @@ import numpy as np
 
 from . import informative, lexical
 from .informative import is_informative
-from .lexical import count_terms, idf, term_scores, terms
+from .lexical import PREFIX, count_terms, idf, related, term_scores, terms
 from .matrix import Snapshot
 from .records import KIND_SOURCE, Row
 
@@ -139,6 +139,7 @@ class View:
     actor: np.ndarray  # int32: index into `actors`
     actors: Sequence[str]  # user ids by index; only those the first n rows use are read
     vocabulary: Mapping[str, int]  # term -> its index (in this and later views)
+    by_prefix: Mapping[str, Sequence[str]]  # its terms by their first PREFIX letters
     seeded: _Seeded  # postings of the rows a seed read, by term index
     postings: Mapping[int, tuple[array[int], array[int]]]  # term index -> positions, counts
 
@@ -157,13 +158,29 @@ class View:
             return later, times
         return positions, counts
 
+    def related_holders(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """`holders` of `term` and of the terms related to it (`lexical.related`), summed."""
+        group = related(term, self.vocabulary, self.by_prefix)
+        if len(group) == 1:
+            return self.holders(term)
+        found = [self.holders(t) for t in group]
+        positions = np.concatenate([p for p, _ in found])
+        if not len(positions):
+            return _NONE, _NONE
+        counts = np.concatenate([c for _, c in found])
+        order = np.argsort(positions, kind="stable")
+        positions, counts = positions[order], counts[order]
+        starts = np.flatnonzero(np.r_[True, positions[1:] != positions[:-1]])
+        return positions[starts], np.add.reduceat(counts, starts)
+
     def lexical(
         self, pool: np.ndarray, query: str, names: Mapping[str, str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """Okapi BM25 of `query` over the rows at `pool`: the positions above 0, their scores.
 
         The score is `lexical.idf` and `lexical.term_scores`; each row is read with its speaker's
-        name, and the pool is the corpus.
+        name, and the pool is the corpus. A query term counts its related terms in the quotes
+        (`lexical.related`); a speaker's name counts only as written.
         """
         in_pool = np.zeros(self.n, dtype=bool)
         in_pool[pool] = True
@@ -176,7 +193,7 @@ class View:
         total = int(length[pool].sum()) or 1
         scores: np.ndarray = np.zeros(self.n, dtype=np.int64)
         for term in terms(query):
-            positions, counts = self.holders(term)
+            positions, counts = self.related_holders(term)
             named = [code for code, said in enumerate(spoken) if term in said]
             if named:
                 tf = np.zeros(self.n, dtype=np.int64)
@@ -216,7 +233,16 @@ class Corpus:
         # Every term read, for the corpus's life (a vocabulary's size; a view reads it unlocked:
         # it only grows, and an index past a view's postings is not that view's).
         self._vocabulary: dict[str, int] = {}
+        # The same terms by their first PREFIX letters, each list only appended to.
+        self._by_prefix: dict[str, list[str]] = {}
         self._reset(None)
+
+    def _new_term(self, term: str) -> int:
+        """Add `term` to the vocabulary; its index."""
+        index = self._vocabulary[term] = len(self._vocabulary)
+        if len(term) >= PREFIX:
+            self._by_prefix.setdefault(term[:PREFIX], []).append(term)
+        return index
 
     def _reset(self, origin: int | None) -> None:
         self._generation = next(_GENERATIONS)
@@ -298,7 +324,10 @@ class Corpus:
         self._reset(snapshot.origin)
         vocabulary = self._vocabulary
         remap = np.array(
-            [vocabulary.setdefault(term, len(vocabulary)) for term in image.vocabulary],
+            [
+                vocabulary[term] if term in vocabulary else self._new_term(term)
+                for term in image.vocabulary
+            ],
             dtype=np.int32,
         )
         indexes = remap[image.terms] if len(image.terms) else image.terms
@@ -344,6 +373,7 @@ class Corpus:
             actor=self._actor[:n],
             actors=list(self._actors),
             vocabulary=self._vocabulary,
+            by_prefix=self._by_prefix,
             seeded=self._seeded,
             postings=self._postings,
         )
@@ -373,7 +403,7 @@ class Corpus:
                 for term, count in counted.items():
                     index = vocabulary.get(term)
                     if index is None:
-                        index = vocabulary[term] = len(vocabulary)
+                        index = self._new_term(term)
                     indexes.append(index)
                     counts.append(count)
                     length += count

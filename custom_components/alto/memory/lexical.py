@@ -10,13 +10,18 @@ division, with k1 = 6/5 and b = 3/4, Robertson's usual constants.
 Words: a regular expression's word characters, casefolded, a possessive or other clitic dropped
 ("Sofia's" is "sofia"), Snowball's English stemmer ("lessons" is "lesson"), and the commonest
 function words left out. Stemming is the well-kept `snowballstemmer`, the one the verifier uses.
+
+A stem leaves derivations and compounds apart ("allergic" is "allerg", "allergy" "allergi";
+"milk" and "milkman"; "head" and "headteacher"), so a query term also counts the stored terms it
+begins or that begin it, at least PREFIX letters long (`related`): one term, its holders the
+union.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 
@@ -37,6 +42,8 @@ _STOPWORDS_WORDS = (
 STOPWORDS = frozenset(_STOPWORDS_WORDS.split())
 
 type Terms = Mapping[str, int]  # stemmed term -> count in one text
+
+PREFIX = 4  # the shortest stem that stands for the longer ones it begins
 
 
 @lru_cache(maxsize=65536)
@@ -125,3 +132,18 @@ def term_scores[T: (int, np.ndarray)](weight: int, tf: T, length: T, total: int,
     top = 4 * (_K1_NUM + _K1_DEN) * tf * total
     bottom = 20 * total * tf + _K1_NUM * (total + 3 * length * n)
     return weight * top // bottom  # type: ignore[no-any-return]
+
+
+def related(
+    term: str, vocabulary: Mapping[str, int], by_prefix: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """`term` and the terms of `vocabulary` it begins or that begin it, PREFIX letters or more.
+
+    `by_prefix` lists the vocabulary's terms by their first PREFIX letters. Numbers stand alone.
+    """
+    if len(term) < PREFIX or term.isdigit():
+        return [term]
+    found = [term]
+    found += (t for t in by_prefix.get(term[:PREFIX], ()) if t != term and t.startswith(term))
+    found += (term[:k] for k in range(PREFIX, len(term)) if term[:k] in vocabulary)
+    return found
