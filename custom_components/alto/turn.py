@@ -115,9 +115,9 @@ async def _run_turn(
         {"role": "user", "content": user_input.text},
     ]
 
-    # 3. Speak: one streamed chat call; speech streams into the ChatLog as it arrives, one
-    # sentence at a time through the gate: nothing internal is spoken, and no action is spoken
-    # as done unless an effector of this turn did it (only a confirmed held call, so far).
+    # 3. Speak: one streamed chat call; speech streams into the ChatLog as it arrives, word by
+    # word through the gate: nothing internal is spoken, and no action is spoken as done unless
+    # an effector of this turn did it (only a confirmed held call, so far).
     start = len(chat_log.content)
     done = [held] if held else []
     gate = SpeechGate(lambda: any(o.breadcrumb for o in done))
