@@ -139,7 +139,7 @@ def settled(unfinished: str, known: int = 0) -> str:
 
 
 class SpeechGate:
-    """Releases speech sentence by sentence, scrubbed, without unbacked claims of action."""
+    """Releases speech word by word, scrubbed, without unbacked claims of action."""
 
     def __init__(self, effector_succeeded: Callable[[], bool]) -> None:
         """Gate speech against what the effectors did.
