@@ -41,7 +41,6 @@ from homeassistant.components import conversation
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session
-from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto import turn
@@ -50,7 +49,7 @@ from custom_components.alto.const import CONF_MAX_HISTORY, CONF_MEMORY_MODE
 from custom_components.alto.memory.records import Mutation, Row, object_id
 from custom_components.alto.reflection import TurnReflection
 from custom_components.alto.surface.surfacer import Heard
-from scripts.benches.harness import add_alto, quiet_home
+from scripts.benches.harness import add_alto, agent_of, quiet_home, set_up
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 from tests.integration.helpers import memory
 from tests.integration.test_responsiveness import NAMES, chatter, learn_names, name
@@ -188,15 +187,8 @@ async def _until_chat(hass: HomeAssistant, agent_id: str, clock: _ChatClock, sai
 async def _builtin(hass: HomeAssistant, url: str) -> tuple[str, Any]:
     """HA's built-in Ollama agent on the same server: its entity id and its client."""
     entry = MockConfigEntry(domain="ollama", data={"url": url, "model": CHAT_MODEL}, options={})
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    agents = [
-        e.entity_id
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == "conversation"
-    ]
-    return agents[0], entry.runtime_data
+    await set_up(hass, entry)
+    return agent_of(hass, entry), entry.runtime_data
 
 
 async def test_pre_chat_overhead(
@@ -254,11 +246,7 @@ async def test_pre_chat_overhead(
     medians = {label: await _median_ms(call, embed, repeats) for label, call in steps.items()}
     total = sum(medians.values())
 
-    alto_id = next(
-        e.entity_id
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == "conversation"
-    )
+    alto_id = agent_of(hass, entry)
     builtin_id, builtin_client = await _builtin(hass, fake.url)
     clocks = {"Alto": _ChatClock(runtime.client), "built-in": _ChatClock(builtin_client)}
     ids = {"Alto": alto_id, "built-in": builtin_id}

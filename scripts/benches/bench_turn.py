@@ -60,24 +60,20 @@ from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline.default_pipeline import STREAM_RESPONSE_CHARS
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session
-from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import (
     CONF_BREATHER,
-    CONF_EMBEDDING_MODEL,
-    CONF_MODEL,
     CONF_N1_ENABLED,
     CONF_REFLECT,
     CONF_REFLECTION_ENABLED,
     CONF_REFLECTION_INTERVAL,
     CONF_SYNTHESIS_ENABLED,
     CONF_SYNTHESIS_INTERVAL,
-    CONF_URL,
-    DOMAIN,
 )
 from custom_components.alto.reflection import N1, REFLECT, SYNTHESIZE
+from scripts.benches.harness import add_alto, agent_of, set_up
 from tests.fake_ollama import (
     CHAT_MODEL,
     EMBED_MODEL,
@@ -134,37 +130,15 @@ async def _agents(hass: HomeAssistant, fake: FakeOllama) -> dict[str, str]:
     """Set up Alto and the built-in Ollama agent; their conversation entity ids by label."""
     assert await async_setup_component(hass, "homeassistant", {})
     assert await async_setup_component(hass, "conversation", {})
-    alto = MockConfigEntry(
-        domain=DOMAIN,
-        title="Alto",
-        data={CONF_URL: fake.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
-        options={},
-    )
+    alto = await add_alto(hass, fake.url, CHAT_MODEL, EMBED_MODEL, {})
     builtin = MockConfigEntry(
         domain="ollama",
         title="Ollama",
         data={"url": fake.url, "model": CHAT_MODEL},
         options={},
     )
-    ids: dict[str, str] = {}
-    for label, entry in (("Alto", alto), ("built-in", builtin)):
-        ids[label] = await _agent(hass, entry)
-    return ids
-
-
-async def _agent(hass: HomeAssistant, entry: MockConfigEntry) -> str:
-    """Set up `entry`; the entity id of its one conversation agent (the built-in integration's
-    agent belongs to a subentry it creates from the entry on setup)."""
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id), entry.domain
-    await hass.async_block_till_done()
-    agents = [
-        e.entity_id
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == "conversation"
-    ]
-    assert len(agents) == 1, (entry.domain, agents)
-    return agents[0]
+    await set_up(hass, builtin)
+    return {"Alto": agent_of(hass, alto), "built-in": agent_of(hass, builtin)}
 
 
 def _speaks(body: dict[str, Any]) -> bool:
@@ -385,13 +359,8 @@ async def _conversation(
 ) -> tuple[list[float], dict[str, dict[str, Any]]]:
     """One Alto entry with `options`, a warm-up turn, then one conversation of `turns` turns,
     GAP_S apart: the first-delta times, and per pass its model calls and costs."""
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Alto",
-        data={CONF_URL: fake.url, CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL},
-        options=options,
-    )
-    agent_id = await _agent(hass, entry)
+    entry = await add_alto(hass, fake.url, CHAT_MODEL, EMBED_MODEL, options)
+    agent_id = agent_of(hass, entry)
     calls_before = len(fake.chat_requests)
     await _one_turn(hass, agent_id)
     firsts = []

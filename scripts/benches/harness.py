@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -38,7 +39,26 @@ async def add_alto(
         data={CONF_URL: url, CONF_MODEL: chat, CONF_EMBEDDING_MODEL: embedding},
         options=options,
     )
+    return await set_up(hass, entry)
+
+
+async def set_up(hass: HomeAssistant, entry: MockConfigEntry) -> MockConfigEntry:
+    """`entry` added to Home Assistant and set up."""
     entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
+    assert await hass.config_entries.async_setup(entry.entry_id), entry.domain
     await hass.async_block_till_done()
     return entry
+
+
+def agent_of(hass: HomeAssistant, entry: MockConfigEntry) -> str:
+    """The entity id of the entry's one conversation agent.
+
+    HA's built-in Ollama integration's agent belongs to a subentry it creates on setup.
+    """
+    agents = [
+        e.entity_id
+        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        if e.domain == "conversation"
+    ]
+    assert len(agents) == 1, (entry.domain, agents)
+    return agents[0]

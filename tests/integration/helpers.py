@@ -29,6 +29,7 @@ from custom_components.alto.memory.profile import (
     STATEMENT_INSTRUCTION,
 )
 from custom_components.alto.memory_organ import MemoryOrgan
+from custom_components.alto.reflect.records import SYNTHESIS_FIELDS
 from custom_components.alto.reflection import ReflectionOrgan
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
@@ -299,8 +300,6 @@ def situation_of(body: dict[str, Any]) -> str:
 # The background passes are told apart from the conversation by their `format` schema: N+1's has
 # `observations`, reflection's `items`, synthesis's `themes`.
 type Body = dict[str, Any]
-
-SYNTHESIS_FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution", "patterns")
 
 
 def kind_of(body: Body) -> str | None:

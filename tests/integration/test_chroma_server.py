@@ -43,7 +43,7 @@ from custom_components.alto.const import (
 )
 from custom_components.alto.memory.server import collection_names, namespace
 
-from .helpers import memory, recall, remember
+from .helpers import memory, quotes, recall, remember
 
 GATE = Path(__file__).parents[1] / "chroma_gate.py"
 TOKEN = "s3cret-token"
@@ -225,7 +225,7 @@ async def test_two_entries_on_one_server_keep_their_memories_apart(
     assert quotes_of(first) == ["The boiler code is 4471."]
     assert quotes_of(second) == ["The cat is called Miso."]
     mine = await recall(hass, "boiler code", config_entry_id=second.entry_id)
-    assert "The boiler code is 4471." not in [m["quote"] for m in mine]
+    assert "The boiler code is 4471." not in quotes(mine)
     assert collection_names(namespace(first.entry_id)) != collection_names(
         namespace(second.entry_id)
     )
@@ -261,9 +261,7 @@ async def test_rows_written_behind_altos_back_are_never_read(
     assert [(row.id, row.document) for row in store.rows(None)] == [
         (kept, "The wifi password is on the fridge.")
     ]
-    assert [m["quote"] for m in await recall(hass, "front door")] == [
-        "The wifi password is on the fridge."
-    ]
+    assert quotes(await recall(hass, "front door")) == ["The wifi password is on the fridge."]
     issue = ir.async_get(hass).async_get_issue(
         DOMAIN, f"chroma_server_mismatch_{setup_alto.entry_id}"
     )

@@ -50,6 +50,7 @@ from .helpers import (
     converse_and_wait_for_background,
     is_call_1,
     is_call_2,
+    recall,
     remember,
 )
 
@@ -155,8 +156,8 @@ async def test_forgetting_erases_the_recorded_thought(
     recorded = await hass.async_add_executor_job(holding, root, NEEDLES)
     assert any(name.startswith(DATABASE) for name in recorded), recorded
 
-    found = await alto_service(hass, "recall", {"query": "Maria dog morning", "limit": 50})
-    source = next(m for m in found["memories"] if m["quote"] == MARIA and m["kind"] == "source")
+    found = await recall(hass, "Maria dog morning")
+    source = next(m for m in found if m["quote"] == MARIA and m["kind"] == "source")
     await alto_service(hass, "forget", {"id": source["id"]})
     await hass.async_block_till_done(wait_background_tasks=True)
     await async_wait_purge_done(hass)

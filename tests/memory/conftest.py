@@ -11,12 +11,16 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from custom_components.alto.memory import corpus
+from custom_components.alto.memory.checkpoint import Checkpoint
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION
+from custom_components.alto.memory.store import MemoryStore
 
 DIM = 16
 USER_A = "a" * 32
@@ -113,3 +117,23 @@ def model() -> FakeModel:
 def journal_bytes(journal: Journal) -> bytes | None:
     """The journal file's exact bytes (None while it does not exist)."""
     return journal.path.read_bytes() if journal.path.exists() else None
+
+
+def open_store(tmp_path: Path, *, with_checkpoint: bool = True) -> MemoryStore:
+    """The persistent store under `tmp_path`, with its checkpoint unless told not to.
+
+    Its journal is `tmp_path / "journal.jsonl"`, as the `journal` fixture's.
+    """
+    found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
+    return MemoryStore.open_persistent(
+        tmp_path / "chroma", checkpoint=found if with_checkpoint else None
+    )
+
+
+@pytest.fixture
+def stemmed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The quotes the store's corpus stems (read anew, not from a checkpoint's image)."""
+    read: list[str] = []
+    count = corpus.count_terms
+    monkeypatch.setattr(corpus, "count_terms", lambda text: read.append(text) or count(text))
+    return read

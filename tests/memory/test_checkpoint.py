@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.alto.memory import checkpoint, corpus, journal_tail
+from custom_components.alto.memory import checkpoint, journal_tail
 from custom_components.alto.memory.checkpoint import MAGIC, MAGIC_V1, Checkpoint
 from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal, entry_hash
@@ -24,19 +24,11 @@ from custom_components.alto.memory.records import (
 )
 from custom_components.alto.memory.store import MemoryStore
 
-from .conftest import USER_A, FakeModel
+from .conftest import USER_A, FakeModel, open_store
 from .test_corrections import codes_for
 from .test_intake import fake_embed, intake, many
 
 SECRET = "The spare key is under the blue flowerpot."
-
-
-def open_store(tmp_path: Path, *, with_checkpoint: bool = True) -> MemoryStore:
-    """The persistent store under `tmp_path`, with its checkpoint unless told not to."""
-    found = Checkpoint(tmp_path / "memory.checkpoint", tmp_path / "journal.jsonl")
-    return MemoryStore.open_persistent(
-        tmp_path / "chroma", checkpoint=found if with_checkpoint else None
-    )
 
 
 @pytest.fixture
@@ -232,15 +224,6 @@ def test_a_checkpoint_needs_its_journal_entry(tmp_path: Path) -> None:
         found.save(state)
     assert not found.path.exists()
     assert found.load(3) is None
-
-
-@pytest.fixture
-def stemmed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The quotes the store's corpus stems (read anew, not from a checkpoint's image)."""
-    read: list[str] = []
-    count = corpus.count_terms
-    monkeypatch.setattr(corpus, "count_terms", lambda text: read.append(text) or count(text))
-    return read
 
 
 def blocks(store: MemoryStore, query: Any) -> list[list[Row]]:

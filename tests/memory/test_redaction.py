@@ -16,7 +16,6 @@ import pytest
 
 from custom_components.alto.memory import erasure, redaction
 from custom_components.alto.memory import intake as intake_module
-from custom_components.alto.memory.checkpoint import Checkpoint
 from custom_components.alto.memory.intake import StoreBehind, accept, forget, remember
 from custom_components.alto.memory.journal import REDACT, Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
@@ -25,7 +24,7 @@ from custom_components.alto.memory.replay import reconcile, replay, replay_state
 from custom_components.alto.memory.store import MemoryStore
 
 from ..on_disk import holding
-from .conftest import USER_A, FakeModel, fake_embed
+from .conftest import USER_A, FakeModel, fake_embed, open_store
 from .test_intake import intake, many
 
 SECRET = "My bank PIN is 4821 and the safe code is 9917."
@@ -66,22 +65,16 @@ async def _history(store: MemoryStore, journal: Journal) -> tuple[int, int]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> tuple[MemoryStore, Journal, Checkpoint]:
+def home(tmp_path: Path) -> tuple[MemoryStore, Journal]:
     """A store with a checkpoint, and its journal."""
-    journal = Journal(tmp_path / "journal.jsonl")
-    checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
-    return (
-        MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint),
-        journal,
-        checkpoint,
-    )
+    return open_store(tmp_path), Journal(tmp_path / "journal.jsonl")
 
 
 async def test_forget_leaves_no_byte_and_the_journal_replays(
-    tmp_path: Path, home: tuple[MemoryStore, Journal, Checkpoint]
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
 ) -> None:
     """Forget leaves no byte of the text, and the journal verifies and replays to the store."""
-    store, journal, _checkpoint = home
+    store, journal = home
     try:
         secret, kept = await _history(store, journal)
         assert holding(tmp_path, ("4821",))  # it is there before
@@ -113,8 +106,7 @@ async def test_forget_leaves_no_byte_and_the_journal_replays(
     finally:
         fresh.close()
     # And the store opens again, from its checkpoint, with the same memories.
-    checkpoint = Checkpoint(tmp_path / "memory.checkpoint", journal.path)
-    again = MemoryStore.open_persistent(tmp_path / "chroma", checkpoint=checkpoint)
+    again = open_store(tmp_path)
     try:
         reconcile(reopened, again)
         assert _rows(again.state) == state

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.memory import corpus
 from custom_components.alto.memory.intake import forget, remember
 from custom_components.alto.memory.journal import Journal
 from custom_components.alto.memory.pipeline import IntakeInput
@@ -255,14 +254,12 @@ async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
 
 
 async def test_warm_recall_reads_every_row_as_a_turn_will(
-    store: MemoryStore, journal: Journal, model: FakeModel, monkeypatch: pytest.MonkeyPatch
+    store: MemoryStore, journal: Journal, model: FakeModel, stemmed: list[str]
 ) -> None:
     """Warm recall reads every row as a turn will."""
     await intake(many(8), store, journal, model)
     store.warm_recall()
-    read: list[str] = []
-    reads = corpus.count_terms
-    monkeypatch.setattr(corpus, "count_terms", lambda text: read.append(text) or reads(text))
+    stemmed.clear()
     query = await codes_for("bins")
     assert store.turn_block(query, None, "bins", render_reference, NAMES)
-    assert read == []  # the turn found every row indexed
+    assert stemmed == []  # the turn found every row indexed

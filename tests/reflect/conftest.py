@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from custom_components.alto.reflect import Outcome, ReflectConfig, Reflector
+from custom_components.alto.reflect.records import SYNTHESIS_FIELDS
 
 USER_A = "a" * 32
 USER_B = "b" * 32
@@ -100,9 +101,6 @@ def item(content: str, turns: list[int], ledger: str = "home", resolves: int = 0
 def reflected(*items: dict[str, Any], nominations: tuple[dict[str, Any], ...] = ()) -> str:
     """A reflection answer."""
     return answer(items=list(items), nominations=list(nominations))
-
-
-SYNTHESIS_FIELDS = ("themes", "emotions", "tensions", "anchors", "evolution", "patterns")
 
 
 def synthesized(**elements: list[tuple[str, list[str]]]) -> str:
