@@ -163,10 +163,9 @@ class StoreMemoryView:
         if vector.shape != (dim,):
             raise ValueError(f"utterance embedding has shape {vector.shape}, the store {dim}")
         codes = query_codes(vector.tobytes())  # exactly as intake quantizes its queries
-        rows = self._store.rows(viewer, current_only=False)
-        interpreted = _interpreted(rows)
-        names = _known_names(rows, viewer)
-        available = sum(1 for row in rows if row.status == CURRENT)
+        licensed = self._licensed_for(viewer)
+        names = list(licensed.names)
+        available = self._store.count(viewer)
         if not names:
             return []
         needles = {name: _needle(name) for name in names}
@@ -182,7 +181,7 @@ class StoreMemoryView:
                 if row.id in seen:
                     continue
                 seen.add(row.id)
-                if not _licensed(row, viewer, interpreted):
+                if row.id not in licensed.ids:
                     continue
                 skeleton = _skeleton(row.document)
                 candidates = [n for n in names if _could_mention(skeleton, needles[n])]
@@ -267,6 +266,7 @@ class _Licensed:
 
     version: int
     rows: tuple[Row, ...]
+    ids: frozenset[int]  # of `rows`
     text: str
     starts: tuple[int, ...]
     names: tuple[str, ...]
@@ -282,7 +282,8 @@ class _Licensed:
             starts.append(at)
             at += len(skeleton) + 1
         names = tuple(_known_names(rows, viewer))
-        return cls(version, licensed, "\n".join(skeletons), tuple(starts), names)
+        ids = frozenset(row.id for row in licensed)
+        return cls(version, licensed, ids, "\n".join(skeletons), tuple(starts), names)
 
     def mentioning(self, needle: Needle | None) -> Iterator[Row]:
         """The rows whose skeleton `_could_mention` `needle`, newest first, each once."""
