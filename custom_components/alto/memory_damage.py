@@ -23,7 +23,6 @@ from .memory.store import ServerCheck
 ISSUE_JOURNAL_DAMAGED = "journal_damaged"
 ISSUE_SERVER_MISMATCH = "chroma_server_mismatch"
 ISSUE_SERVER_UNAVAILABLE = "chroma_server_unavailable"
-SERVER_REASONS = ("cannot_connect", "invalid_auth", "tls_failed")  # `server.ServerError.reason`
 
 
 @callback
@@ -105,6 +104,6 @@ def report_server_unavailable(
         issue,
         is_fixable=False,
         severity=ir.IssueSeverity.ERROR,
-        translation_key=f"chroma_{reason}" if reason in SERVER_REASONS else "chroma_cannot_connect",
+        translation_key=f"chroma_{reason}",
         translation_placeholders={"host": host},
     )

@@ -55,7 +55,7 @@ from .memory.qualification import (
     record_qualification,
 )
 from .memory.qualification import effective_mode as mode_for_pair
-from .memory.records import HOUSEHOLD, KIND_EXPLICIT, KIND_SOURCE, Kind, Row
+from .memory.records import HOUSEHOLD, Kind, Row
 from .memory.references import KIND_NAMES
 from .memory.server import namespace
 from .memory.store import MemoryStore, ServerCheck
@@ -371,11 +371,21 @@ class MemoryOrgan:
         Their words are erased from the journal and the store (`memory.redaction`), and the
         listeners (the reflect organ's turn logs) are told which words were forgotten, per scope.
         """
-        before = await self._hass.async_add_executor_job(self._forgettable, ids, viewer)
+        return await self._async_forget_and_tell(ids, viewer, refresh=True)
+
+    async def _async_forget_and_tell(
+        self, ids: list[int], viewer: str | None, *, refresh: bool
+    ) -> IntakeReport:
+        """Forget `ids`, report it, and tell the listeners what was forgotten.
+
+        With `refresh`, the entities that show the store are refreshed first.
+        """
+        before = await self._hass.async_add_executor_job(self.store.forgettable, ids, viewer)
         report = await self._writer.async_forget(ids, viewer=viewer)
         fire_report(self._hass, report, None, actor=viewer)
         if report.admitted:
-            await self._writer.async_changed_rows()
+            if refresh:
+                await self._writer.async_changed_rows()
             gone = set(report.ids)
             await self._async_tell_forgotten([row for row in before if row.id in gone])
         return report
@@ -388,14 +398,6 @@ class MemoryOrgan:
         """
         self._forget_listeners.append(listener)
         return lambda: self._forget_listeners.remove(listener)
-
-    def _forgettable(self, ids: list[int], viewer: str | None) -> list[Row]:
-        """The rows a forget of `ids` may delete: them and their source groups."""
-        asked = self.store.get(ids)
-        groups = {row.source_key for row in asked if row.kind in (KIND_SOURCE, KIND_EXPLICIT)}
-        seen = self.store.rows(viewer, current_only=False) if groups else []
-        taken = {row.id for row in asked}
-        return asked + [row for row in seen if row.source_key in groups and row.id not in taken]
 
     def _kept_text(self, scope: str) -> str:
         """Every text the scope still sees, NUL-joined (admission refuses NUL in a text)."""
@@ -494,16 +496,12 @@ class MemoryOrgan:
         plan = await self._hass.async_add_executor_job(self.store.retention, limit)
         forgotten = 0
         for viewer, ids in plan.items():
-            before = await self._hass.async_add_executor_job(self._forgettable, ids, viewer)
-            report = await self._writer.async_forget(ids, viewer=viewer)
-            fire_report(self._hass, report, None, actor=viewer)
+            # As `alto.forget`: the turn logs, the last thought and its recorded history are told.
+            report = await self._async_forget_and_tell(ids, viewer, refresh=False)
             if not report.admitted:
                 LOGGER.warning("Memory retention could not forget: %s", report.reason)
                 break
             forgotten += len(ids)
-            # As after `alto.forget`: the turn logs, the last thought and its recorded history.
-            gone = set(report.ids)
-            await self._async_tell_forgotten([row for row in before if row.id in gone])
         if forgotten:
             LOGGER.info("Forgot the %d oldest memories (max_memories is %d)", forgotten, limit)
             await self._writer.async_changed_rows()

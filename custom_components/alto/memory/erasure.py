@@ -37,9 +37,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .paging import pages
+
 _LOGGER = logging.getLogger(__name__)
 
-_PAGE = 1000
 _INCLUDE = ["documents", "metadatas", "embeddings"]
 _FTS = "embedding_fulltext_search"
 # hnswlib's header.bin as Chroma writes it: a format version (int32), then offsetLevel0,
@@ -55,15 +56,10 @@ def rebuild(client: Any, collection: Any, mark: Callable[[], None]) -> Any:
     collection.
     """
     records: list[tuple[str, str | None, Any, Any]] = []
-    offset = 0
-    while True:
-        page = collection.get(include=_INCLUDE, limit=_PAGE, offset=offset)
+    for page in pages(collection, _INCLUDE):
         records += zip(
             page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True
         )
-        if len(page["ids"]) < _PAGE:
-            break
-        offset += _PAGE
     name = collection.name
     mark()
     client.delete_collection(name)

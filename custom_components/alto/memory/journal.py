@@ -212,7 +212,7 @@ class Journal:
         entries: list[dict[str, Any]] = []
         prev: str | None = None
         expected = first if first is not None else _first_sequence(lines)
-        parsed = [_parsed(line) for line in lines]
+        parsed = [parse_line(line) for line in lines]
         # A tombstone's authorization comes later in the chain: the lines after it hold it.
         authorized = authorizations(entry for entry in parsed if entry is not None)
         for entry in parsed:
@@ -289,7 +289,8 @@ class Journal:
             yield json.loads(line)
 
 
-def _parsed(line: bytes) -> dict[str, Any] | None:
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """One journal line's entry, or None when it is not a JSON object."""
     try:
         entry = json.loads(line)
     except ValueError:

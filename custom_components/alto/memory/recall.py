@@ -101,11 +101,6 @@ def memory_line(row: Row, *, now: int, names: Mapping[str, str]) -> str:
     return f"[{KINDS.get(row.kind, 'memory')}; {who}, {when}] {row.document}\n"
 
 
-def newer_key(row: Row) -> tuple[int, int]:
-    """Sorts the newer row first when negated: when it was said, then admission order."""
-    return (row.said_at, row.id)
-
-
 def shares_subject(newer: Row, older: Row) -> bool:
     """Whether the two rows share at least SHARED_WORDS content words.
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .journal import REDACT, Journal, authorizations, sound, tombstone_digest
+from .journal import REDACT, VERIFY_TAIL, Journal, authorizations, sound, tombstone_digest
 from .journal_tail import last_lines
 from .pending import Pending
 from .records import KIND_EXPLICIT, KIND_SOURCE, MemoryState, Row, canonical_json
@@ -243,26 +243,31 @@ def finish(journal: Journal, state: MemoryState) -> int:
         return 0
     forgets = [
         entry
-        for entry in map(json.loads, last_lines(journal.path, 64))
+        for entry in map(json.loads, last_lines(journal.path, VERIFY_TAIL))
         if entry.get("op") == "forget" and entry.get(REDACT)
     ]
     # A line two forgets redacted is to hold the later one's form.
     last = {item[0]: forget["sequence"] for forget in forgets for item in forget[REDACT]}
+    found = dict(_pick(journal.path, set(last)))  # one read of the journal for all of them
     return sum(
         _finish_one(
-            journal, state, forget, {s for s, by in last.items() if by == forget["sequence"]}
+            journal,
+            state,
+            forget,
+            {s: found[s] for s, by in last.items() if by == forget["sequence"] and s in found},
         )
         for forget in forgets
     )
 
 
 def _finish_one(
-    journal: Journal, state: MemoryState, forget: dict[str, Any], mine: set[int]
+    journal: Journal, state: MemoryState, forget: dict[str, Any], mine: dict[int, dict[str, Any]]
 ) -> int:
+    """One forget's unwritten tombstones; `mine` holds the entries now at its listed lines."""
     listed = {item[0]: (item[1], item[2]) for item in forget[REDACT] if item[0] in mine}
     todo = {
         sequence: entry
-        for sequence, entry in _pick(journal.path, set(listed))
+        for sequence, entry in mine.items()
         if tombstone_digest(entry) != listed[sequence][1]  # not yet in the authorized form
     }
     if not todo:
@@ -293,7 +298,13 @@ def _finish_one(
 
 
 def _pick(path: Path, sequences: set[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The entries at `sequences`, reading no further than the last of them."""
+    if not sequences:
+        return
+    end = max(sequences)
     for sequence, _offset, line in _lines(path):
+        if sequence > end:
+            return
         if sequence in sequences:
             yield sequence, json.loads(line)
 

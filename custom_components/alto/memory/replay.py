@@ -37,7 +37,6 @@ the journal from that entry on (`journal_tail`), not the whole file.
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from .journal import (
     authorizations,
     is_tombstone,
     mutation_of,
+    parse_line,
     read_lines,
     sound,
 )
@@ -309,7 +309,7 @@ def replay_state(journal_path: Path | str) -> tuple[dict[str, Any], MemoryState]
     ``redacted`` and ``unverified`` (counts).
     """
     lines = read_lines(Path(journal_path))
-    parsed = [_parse(line) for line in lines]
+    parsed = [parse_line(line) for line in lines]
     authorized = authorizations(entry for entry in parsed if entry is not None)
     # The forget that deleted each row: an erased row lived until then.
     deleted_by = {
@@ -378,14 +378,6 @@ def _forget(
     present = [row_id for row_id in request["ids"] if row_id not in mine]
     derived = set(_ok(forget_ids(present, request["viewer"] or None, state))) if present else set()
     return Mutation(sequence, delete=tuple(sorted(derived | (mine & set(recorded.delete)))))
-
-
-def _parse(line: bytes) -> dict[str, Any] | None:
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return None
-    return entry if isinstance(entry, dict) else None
 
 
 def _report(entries: int, index: int | None, reason: str | None) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def over_limit(state: MemoryState, limit: int) -> dict[str | None, list[int]]:
     return chosen
 
 
-def explicit_full(state: MemoryState, limit: int, adding: int = 1) -> bool:
-    """Whether `adding` authored memories would put authored ones alone past `limit`."""
+def explicit_full(state: MemoryState, limit: int) -> bool:
+    """Whether one more authored memory would put authored ones alone past `limit`."""
     authored = sum(1 for row in state.rows() if row.kind == KIND_EXPLICIT)
-    return authored + adding > limit
+    return authored + 1 > limit

@@ -58,6 +58,9 @@ from .checkpoint import Checkpoint, Restored
 from .corpus import Corpus, Image, View, warm
 from .journal_tail import last_lines
 from .matrix import Snapshot
+from .paging import pages
+from .pipeline import forget_ids
+from .reasons import Refusal
 from .recall import Memo, turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
 from .retention import explicit_full, over_limit
@@ -71,7 +74,6 @@ _LOGGER = logging.getLogger(__name__)
 __all__ = ["COLLECTION", "STATE_COLLECTION", "MemoryStore", "ServerCheck"]
 
 _STATE_ID = "state"
-_PAGE = 1000
 CHECKPOINT_EVERY = 1024  # journal entries applied between two checkpoints while running
 
 
@@ -155,24 +157,17 @@ class MemoryStore:
             return
         path = self._embedded
         applied = 0 if self._partial else self.state.applied
-        names = (self._rows.name, self._meta.name)
-
-        def mark() -> None:
-            self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": 0}])
-
         try:
-            erasure.rebuild(self._client, self._rows, mark)
+            erasure.rebuild(self._client, self._rows, lambda: self._record_applied(0))
         except Exception:
             self._partial = True
-            self._rows = self._client.get_or_create_collection(names[0], embedding_function=None)
+            self._rows, self._meta = self._collections()
             raise
-        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
+        self._record_applied(applied)
         self._client.close()
         erasure.vacuum(path)
         self._client = chromadb.PersistentClient(path=str(path), settings=_settings())
-        self._rows, self._meta = (
-            self._client.get_or_create_collection(name, embedding_function=None) for name in names
-        )
+        self._rows, self._meta = self._collections()
         self._erase_due = False
         erasure.scrub(path, self._scrubbed)
 
@@ -186,6 +181,10 @@ class MemoryStore:
         when the server cannot be used.
         """
         return cls(server_client(server), checkpoint=checkpoint, namespace=namespace, trusted=False)
+
+    def _record_applied(self, applied: int) -> None:
+        """Write the state record: how many journaled mutations Chroma's rows reflect."""
+        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": applied}])
 
     def _collections(self) -> tuple[Any, Any]:
         rows, state = self._names
@@ -262,9 +261,7 @@ class MemoryStore:
             expected = {row.id: row for row in self.state.rows()}
         seen: set[int] = set()
         foreign = changed = 0
-        offset = 0
-        while True:
-            page = self._rows.get(include=["documents", "metadatas"], limit=_PAGE, offset=offset)
+        for page in pages(self._rows, ["documents", "metadatas"]):
             for raw_id, document, metadata in zip(
                 page["ids"], page["documents"], page["metadatas"], strict=True
             ):
@@ -275,9 +272,6 @@ class MemoryStore:
                 seen.add(row.id)
                 if document != row.document or dict(metadata or {}) != row.metadata():
                     changed += 1
-            if len(page["ids"]) < _PAGE:
-                break
-            offset += _PAGE
         found = ServerCheck(foreign, changed, len(expected) - len(seen))
         if found:
             for name in self._names:
@@ -306,19 +300,12 @@ class MemoryStore:
     def _load(self, applied: int) -> None:
         """Every record from Chroma, its vector quantized again (no usable checkpoint)."""
         rows: list[Row] = []
-        offset = 0
-        while True:
-            page = self._rows.get(
-                include=["documents", "metadatas", "embeddings"], limit=_PAGE, offset=offset
-            )
+        for page in pages(self._rows, ["documents", "metadatas", "embeddings"]):
             for row_id, document, metadata, embedding in zip(
                 page["ids"], page["documents"], page["metadatas"], page["embeddings"], strict=True
             ):
                 vector = vector_bytes(embedding)
                 rows.append(Row.from_parts(int(row_id), document, dict(metadata), vector))
-            if len(page["ids"]) < _PAGE:
-                break
-            offset += _PAGE
         self.state.load(rows, applied)
 
     def snapshot(self) -> dict[str, Any]:
@@ -370,7 +357,7 @@ class MemoryStore:
             self._rows.delete(ids=[str(i) for i in mutation.delete])
         applied = max(self.state.applied, mutation.sequence)
         recorded = 0 if self._partial else applied  # 0: the next open refills Chroma
-        self._meta.upsert(ids=[_STATE_ID], embeddings=[[0.0]], metadatas=[{"applied": recorded}])
+        self._record_applied(recorded)
         if self._embedded is not None:
             self._erase_due |= bool(mutation.delete)  # `erase` rebuilds Chroma without them
             erasure.scrub(self._embedded, self._scrubbed)
@@ -425,10 +412,18 @@ class MemoryStore:
         with self._lock:
             return over_limit(self.state, limit)
 
-    def explicit_full(self, limit: int, adding: int = 1) -> bool:
-        """Whether `adding` authored memories would pass `limit` (`retention.explicit_full`)."""
+    def explicit_full(self, limit: int) -> bool:
+        """Whether one more authored memory would pass `limit` (`retention.explicit_full`)."""
         with self._lock:
-            return explicit_full(self.state, limit, adding)
+            return explicit_full(self.state, limit)
+
+    def forgettable(self, ids: Sequence[int], viewer: str | None) -> list[Row]:
+        """The rows a forget of `ids` by `viewer` deletes (`pipeline.forget_ids`); [] if refused."""
+        with self._lock:
+            chosen = forget_ids(ids, viewer, self.state)
+            if isinstance(chosen, Refusal):
+                return []
+            return [row for row in map(self.state.get, chosen) if row is not None]
 
     def has_rows(self) -> bool:
         """Whether any row is stored, current or superseded."""
