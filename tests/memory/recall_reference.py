@@ -172,13 +172,18 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
     """
     order = list(ranked[:CONSIDERED])
     previous = nearest_older(order[:UPDATING], pool, similar)
+    held = Counter(t for row in pool for t in set(terms(row.document)))
+
+    def weight(term: str) -> int:  # the term's IDF with the pool's quotes as the corpus
+        return log2_fixed(Fraction(2 * len(pool) + 2, 2 * held[term] + 1))
+
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
             (
                 i
                 for i, row in enumerate(order[:place])
-                if previous.get(newer.id) == row.id and shares_subject(newer, row)
+                if previous.get(newer.id) == row.id and shares_subject(newer, row, weight)
             ),
             None,
         )

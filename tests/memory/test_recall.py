@@ -13,8 +13,15 @@ from custom_components.alto.memory import recall
 from custom_components.alto.memory.corpus import Corpus
 from custom_components.alto.memory.informative import is_informative
 from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
-from custom_components.alto.memory.lexical import PREFIX, log2_fixed, related, terms
-from custom_components.alto.memory.recall import DAY_S, UPDATING, memory_line, rank, shares_subject
+from custom_components.alto.memory.lexical import IDF_BITS, PREFIX, idf, log2_fixed, related, terms
+from custom_components.alto.memory.recall import (
+    DAY_S,
+    SUBJECT_BITS,
+    UPDATING,
+    memory_line,
+    rank,
+    shares_subject,
+)
 from custom_components.alto.memory.records import KIND_EXPLICIT, KIND_SOURCE, Row
 
 from .recall_reference import Similarity, bm25, document, lexical_document
@@ -286,6 +293,19 @@ def turn_block(
     )
 
 
+def weights(pool: Sequence[Row]) -> Callable[[str], int]:
+    """Each term's IDF with the quotes of `pool` as the corpus."""
+    return lambda term: idf(len(pool), sum(term in terms(r.document) for r in pool))
+
+
+def other_rows(count: int, first_id: int) -> list[Row]:
+    """`count` rows about other things, each in words no other row holds."""
+    return [
+        row(first_id + n, f"Shelf {chr(97 + n // 26)}{chr(97 + n % 26)}q holds jars.", day=2)
+        for n in range(count)
+    ]
+
+
 def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:
     """A newer statement goes before the older one most like it."""
     frank = row(4, "Frank drives the number 23.", day=0)
@@ -295,8 +315,8 @@ def test_a_newer_statement_goes_before_the_older_one_most_like_it() -> None:
     pool = [frank, old, other, new]
     alike = similarity({(2, 1): 950, (2, 3): 900, (2, 4): 500, (3, 4): 960, (3, 1): 940})
     assert nearest_older([new, other], pool, alike) == {2: 1, 3: 4}
-    assert shares_subject(new, old)  # "school" and "bus", numbers and "now" aside
-    assert not shares_subject(other, frank)  # nearest, but only "frank" in common
+    assert shares_subject(new, old, weights(pool))  # "school" and "bus", and "now" says so
+    assert not shares_subject(other, frank, weights(pool))  # nearest, but only "frank", common
     assert [r.id for r in newer_first([old, other, new], pool, alike)] == [2, 1, 3]
     assert [r.id for r in newer_first([new, old, other], pool, alike)] == [2, 1, 3]
     # When the old row is not the one most like the new, nothing moves.
@@ -314,19 +334,61 @@ def test_a_row_below_the_updating_window_stays_where_it_ranks() -> None:
     assert moved[-1] == new
 
 
-def test_a_second_fact_on_the_same_subject_goes_first_and_both_stay() -> None:
-    """The newer goes first, both stay, each labelled with when it was said.
+def test_rare_shared_words_make_one_subject_and_the_newer_goes_first() -> None:
+    """Words few rows hold make a second fact on them go first; both stay.
 
     No rule on words tells "piano on Fridays" from a correction of "swimming on Wednesdays" for
-    sure.
+    sure: the newer goes first, and the block labels when each was said.
     """
     swimming = row(1, "Sofia's swimming lessons are on Wednesdays at five.", day=1)
     piano = row(2, "Sofia's piano lessons are on Fridays at six.", day=3)
     alike = similarity({(1, 2): 980})
-    assert shares_subject(piano, swimming)  # "sofia" and "lesson"
-    assert [r.id for r in newer_first([swimming, piano], [swimming, piano], alike)] == [2, 1]
+    pool = [swimming, piano, *other_rows(40, 100)]  # "sofia" and "lesson": 2 rows of 42
+    together = 2 * idf(len(pool), 2)
+    assert together >= SUBJECT_BITS << IDF_BITS
+    assert shares_subject(piano, swimming, weights(pool))
+    assert [r.id for r in newer_first([swimming, piano], pool, alike)] == [2, 1]
     bins = row(3, "The bins go out on Tuesday.", day=5)
-    assert not shares_subject(bins, swimming)
+    assert not shares_subject(bins, swimming, weights([*pool, bins]))
+
+
+def test_words_most_rows_hold_do_not_make_one_subject() -> None:
+    """Common words ("Sofia", "lesson" in a store about Sofia's lessons) join nothing alone.
+
+    A fact among many on the same person keeps its rank: "Ben picks Leo up from school" is not
+    an update of "Leo's school starts at 8:45".
+    """
+    swimming = row(1, "Sofia's swimming lessons are on Wednesdays at five.", day=1)
+    piano = row(2, "Sofia's piano lessons are on Fridays at six.", day=3)
+    others = [row(10 + n, f"Sofia's lesson {n} was fun.", day=2) for n in range(8)]
+    pool = [swimming, piano, *others]
+    assert 2 * idf(len(pool), len(pool)) < SUBJECT_BITS << IDF_BITS
+    assert not shares_subject(piano, swimming, weights(pool))
+    alike = similarity({(1, 2): 980})
+    assert [r.id for r in newer_first([swimming, piano], pool, alike)] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("newer", "updates"),
+    [
+        ("Bridge has moved to the golf club.", True),
+        ("Bridge is at the golf club, still Tuesday afternoons.", True),
+        ("Five-a-side is at the golf club instead, same time.", False),  # no word in common
+        ("Bridge is at the golf club.", False),  # one common word, no word of change
+    ],
+)
+def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool) -> None:
+    """One shared word is enough when the newer row says it changes something.
+
+    "moved", "instead", "now", "same", "still": people say these when they restate a fact with
+    one part changed.
+    """
+    bridge = row(1, "I play bridge on Tuesday afternoons at the community centre.", day=1)
+    moved = row(2, newer, day=20)
+    pool = [bridge, moved]
+    assert shares_subject(moved, bridge, weights(pool)) is updates
+    ranked = newer_first([bridge, moved], pool, similarity({(1, 2): 900}))
+    assert [r.id for r in ranked] == ([2, 1] if updates else [1, 2])
 
 
 def test_the_block_keeps_to_its_limits_in_rank_order() -> None:

@@ -17,8 +17,13 @@ all on integers and ids, so the same store and utterance always give the same bl
    its quote: people speak of themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
-   rows said before B) and they share SHARED_WORDS content words besides values and numbers
-   ("the bus comes at 7:30 now" after "Sofia's bus leaves Carlton Road at 7:40"). Both stay,
+   rows said before B) and they speak of the same thing (`shares_subject`): the content words
+   both hold, values and numbers aside, are rare in the pool ("school bus" in "the school bus
+   comes at 7:30" after "Sofia's school bus leaves Carlton Road at 7:40"), or B says
+   it changes something and they share a word at all ("Bridge has moved to the golf club" after
+   "I play bridge at the community centre"). Words common in the pool ("Leo", "school") do not
+   make two rows one subject: "Ben picks Leo up from school" does not update "Leo's school
+   starts at 8:45". Both stay,
    labelled with when each was said, and the block's heading tells the model the newer holds: no
    rule on words and vectors tells a correction from a second fact for sure. In mode 2 a
    correction has already retired what it replaced; this is the rule for sources, which no
@@ -43,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 
 from .corpus import INT64_SAFE, Corpus, View
-from .lexical import terms
+from .lexical import IDF_BITS, idf, terms
 from .records import (
     KIND_EXPLICIT,
     KIND_SOURCE,
@@ -58,11 +63,16 @@ COSINE_WEIGHT = 3
 LEXICAL_WEIGHT = 2
 CONSIDERED = 48
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
-SHARED_WORDS = 2
-# Words that say a statement replaces an earlier one ("the bus comes at 7:30 now").
+# Two rows share a subject when the words both hold carry this many bits together (the sum of
+# their IDFs over the pool): as rare as one row in 256. Chosen on the household set, where 7 to 9
+# bits meet its goals alike; fewer let common names join unrelated rows, more miss corrections that
+# repeat only their subject's name.
+SUBJECT_BITS = 8
+# Words that say a statement changes an earlier one: "the bus comes at 7:30 now", "moved to the
+# golf club", or keeps the rest of it ("same place", "still on Tuesdays").
 _UPDATE_MARKERS_WORDS = (
     "now actually instead anymore longer changed change moved move new rescheduled switched "
-    "replaced updated correction wrong"
+    "replaced updated correction wrong same still"
 )
 # Words that carry a value an update changes: when, how many, which day.
 _VALUES_WORDS = (
@@ -101,13 +111,20 @@ def memory_line(row: Row, *, now: int, names: Mapping[str, str]) -> str:
     return f"[{KINDS.get(row.kind, 'memory')}; {who}, {when}] {row.document}\n"
 
 
-def shares_subject(newer: Row, older: Row) -> bool:
-    """Whether the two rows share at least SHARED_WORDS content words.
+def shares_subject(newer: Row, older: Row, weight: Callable[[str], int]) -> bool:
+    """Whether `newer` speaks of what `older` spoke of.
 
-    Numbers, VALUES and UPDATE_MARKERS are left aside: a changed time, day or amount is what an
-    update changes.
+    Their common content words count, numbers, VALUES and UPDATE_MARKERS aside (a changed time,
+    day or amount is what an update changes): they share the subject when those words' `weight`s
+    (each term's `lexical.idf` over the pool) add up to SUBJECT_BITS, or when `newer` holds an
+    UPDATE_MARKERS word and they have any such word in common.
     """
-    return len(_core(newer.document) & _core(older.document)) >= SHARED_WORDS
+    common = _core(newer.document) & _core(older.document)
+    if not common:
+        return False
+    if sum(map(weight, common)) >= SUBJECT_BITS << IDF_BITS:
+        return True
+    return not UPDATE_MARKERS.isdisjoint(terms(newer.document))
 
 
 @lru_cache(maxsize=4096)
@@ -270,16 +287,18 @@ def newer_first(
     """
     order = list(ranked[:CONSIDERED])
     rows = view.rows
+    weight = _pool_weights(view, pool)
+
+    def same_subject(newer: int, older: int) -> bool:
+        return shares_subject(rows[newer], rows[older], weight)
+
     # A row moves only before an older row of these that shares its subject: the nearest older
     # row (a product with every row) is needed only for the rows that have one.
     when = {p: (int(view.said[p]), int(view.ids[p])) for p in order}
     may_move = [
         candidate
         for candidate in order[:UPDATING]
-        if any(
-            when[other] < when[candidate] and shares_subject(rows[candidate], rows[other])
-            for other in order
-        )
+        if any(when[other] < when[candidate] and same_subject(candidate, other) for other in order)
     ]
     previous = nearest_older(view, may_move, pool, likeness, memo)
     for newer in order[:UPDATING]:
@@ -288,13 +307,28 @@ def newer_first(
             (
                 i
                 for i, position in enumerate(order[:place])
-                if previous.get(newer) == position and shares_subject(rows[newer], rows[position])
+                if previous.get(newer) == position and same_subject(newer, position)
             ),
             None,
         )
         if older is not None:
             order.insert(older, order.pop(place))
     return [rows[position] for position in order]
+
+
+def _pool_weights(view: View, pool: np.ndarray) -> Callable[[str], int]:
+    """A term's `lexical.idf` with the quotes of the rows at `pool` as the corpus (cached)."""
+    in_pool = np.zeros(view.n, dtype=bool)
+    in_pool[pool] = True
+    found: dict[str, int] = {}
+
+    def weight(term: str) -> int:
+        if term not in found:
+            positions, _ = view.holders(term)
+            found[term] = idf(len(pool), int(np.count_nonzero(in_pool[positions])))
+        return found[term]
+
+    return weight
 
 
 def turn_block(
