@@ -14,9 +14,10 @@ segments drop deleted tokens), VACUUMs the SQLite file (free pages gone), remove
 collection's segment folders (its HNSW files: vectors). It costs a read and a write of every
 kept record: forgetting is rare.
 
-`scrub` handles the other leak: hnswlib persists its whole element array, and the unused slots
+`scrub` handles the other leak: hnswlib persists its whole element arrays, and the unused slots
 hold whatever memory the process had freed, text included (seen in tests, a forgotten sentence
-among it). The store scrubs the index files after every write that rewrote them, and at close.
+among them, in ``data_level0.bin`` and in ``length.bin``). The store scrubs the index files
+after every write that rewrote them, and at close.
 
 A crash in the middle leaves the rows collection partial: the state record says 0 meanwhile
 (`mark`), so the next open loads what is there and `replay.reconcile` writes every row again
@@ -46,6 +47,7 @@ _FTS = "embedding_fulltext_search"
 # hnswlib's header.bin as Chroma writes it: a format version (int32), then offsetLevel0,
 # max_elements, cur_element_count, size_data_per_element (size_t each), ...
 _HEADER = struct.Struct("<iQQQQ")
+LENGTH_SIZE = 4  # length.bin: an element's link list size, a uint32, for every allocated slot
 _ZEROS_STEP = 1 << 20
 
 
@@ -104,38 +106,52 @@ def vacuum(path: Path) -> None:
 def scrub(path: Path, seen: dict[Path, int] | None = None) -> None:
     """Zero the unused slots of the HNSW index files under an embedded Chroma's `path`.
 
-    hnswlib allocates its element array without clearing it and persists all of it: the slots
-    past the element count hold whatever memory the process freed before (quotes included, a
-    forgotten one too). Only the used slots are ever read back, so zeroing the rest changes
-    nothing Chroma reads, with its client open or closed. Chroma writes the files at the first
-    write after an open and when its index syncs; `seen` (file -> modification time after the
-    last scrub) skips the files not written since.
+    hnswlib allocates its element arrays without clearing them and persists all of them: the
+    slots past the element count hold whatever memory the process freed before (quotes
+    included, a forgotten one too). Two files hold such arrays: ``data_level0.bin`` (each
+    element's vector and links, the header's size per element) and ``length.bin`` (each
+    element's link list size, LENGTH_SIZE bytes). Only the used slots are ever read back, so
+    zeroing the rest changes nothing Chroma reads, with its client open or closed. Chroma writes
+    the files at the first write after an open and when its index syncs; `seen` (file ->
+    modification time after the last scrub) skips the files not written since.
     """
     for header in path.glob("*/header.bin"):
         level0 = header.with_name("data_level0.bin")
+        lengths = header.with_name("length.bin")
+        arrays = [level0, lengths] if lengths.exists() else [level0]
         try:
-            written = level0.stat().st_mtime_ns
-            if seen is not None and seen.get(level0) == written:
+            written = [file.stat().st_mtime_ns for file in arrays]
+            if seen is not None and [seen.get(file) for file in arrays] == written:
                 continue
             version, _offset, capacity, count, size = _HEADER.unpack_from(header.read_bytes())
-            total = level0.stat().st_size
+            files = list(zip(arrays, (size, LENGTH_SIZE), strict=False))
+            totals = [file.stat().st_size for file in arrays]
         except (OSError, struct.error):
             continue
-        # An index persisted after it grew holds its used slots only (nothing to zero); one
-        # written whole holds every allocated slot.
-        if version != 1 or count > capacity or total not in (capacity * size, count * size):
+        if version != 1 or count > capacity:
             _LOGGER.warning("Chroma index %s has an unknown layout: not scrubbed", header.parent)
             continue
-        start = count * size
-        if start < total:
-            with level0.open("r+b") as file:
-                file.seek(start)
-                for at in range(start, total, _ZEROS_STEP):
-                    file.write(bytes(min(_ZEROS_STEP, total - at)))
-                file.flush()
-                os.fsync(file.fileno())
-        if seen is not None:
-            seen[level0] = level0.stat().st_mtime_ns
+        for (file, each), total in zip(files, totals, strict=True):
+            # An array persisted after the index grew holds its used slots only (nothing to
+            # zero); one written whole holds every allocated slot.
+            if total not in (capacity * each, count * each):
+                _LOGGER.warning("Chroma index file %s has an unknown layout: not scrubbed", file)
+                continue
+            _zero_from(file, count * each, total)
+            if seen is not None:
+                seen[file] = file.stat().st_mtime_ns
+
+
+def _zero_from(file: Path, start: int, total: int) -> None:
+    """Write zeros over `file` from byte `start` to its end at `total`."""
+    if start >= total:
+        return
+    with file.open("r+b") as handle:
+        handle.seek(start)
+        for at in range(start, total, _ZEROS_STEP):
+            handle.write(bytes(min(_ZEROS_STEP, total - at)))
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _is_uuid(name: str) -> bool:
