@@ -6,6 +6,10 @@ oldest rows are forgotten through the ordinary forget path (a journaled ``forget
 texts are erased), so the journal, the store and replay stay one history:
 
 - oldest first: object ids are admission order;
+- down to 1 % below the limit (TRIM_SHARE), not to the limit itself: a forget rewrites the
+  whole embedded Chroma store to erase the text (`erasure.rebuild`), so trimming one row per new
+  memory would rewrite it at every turn once the limit is reached; a limit under TRIM_SHARE
+  rows trims to the limit;
 - a whole source at a time: forgetting a retained source forgets what was interpreted from it
   (`pipeline.forget_ids`), so no inferred quote outlives its source;
 - never an authored memory (``alto.remember``, a todo item) nor a source group that holds one:
@@ -17,15 +21,18 @@ from __future__ import annotations
 
 from .records import HOUSEHOLD, KIND_EXPLICIT, MemoryState
 
+TRIM_SHARE = 100  # past the limit, forget down to limit - limit // TRIM_SHARE
+
 
 def over_limit(state: MemoryState, limit: int) -> dict[str | None, list[int]]:
-    """The rows to forget so that at most `limit` stay, by the viewer that may forget them.
+    """The rows to forget when more than `limit` are kept, by the viewer that may forget them.
 
-    The viewer None stands for household rows; empty when the state is within the limit.
+    So many that at most limit - limit // TRIM_SHARE stay (as far as forgettable sources
+    allow). The viewer None stands for household rows; empty when the state is within the limit.
     """
-    excess = len(state) - limit
-    if excess <= 0:
+    if len(state) <= limit:
         return {}
+    excess = len(state) - (limit - limit // TRIM_SHARE)
     rows = state.rows()  # object-id order: oldest first
     authored = {row.source_key for row in rows if row.kind == KIND_EXPLICIT}
     chosen: dict[str | None, list[int]] = {}
