@@ -2,19 +2,25 @@
 
 Reads take no writer lock: the store's locked methods read its resident state while a write
 goes on, and the selection backend scores its own snapshot of the codes. People are named in
-the turn's block by their Home Assistant user names.
+the turn's block by their Home Assistant user names; a question that calls someone by an alias
+of their person ("Grandma") is read as naming them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
+from homeassistant.components.person import ATTR_USER_ID
+from homeassistant.components.person import DOMAIN as PERSON_DOMAIN
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
 from .const import LOGGER
 from .gpu.backend import SelectionBackend
 from .memory import recall
+from .memory.lexical import with_names
 from .memory.pipeline import embedding_codes
 from .memory.records import CURRENT, Row, visible_to
 from .memory.store import MemoryStore
@@ -26,6 +32,26 @@ async def _async_user_names(hass: HomeAssistant) -> dict[str, str]:
     """User id -> name, for the users that have one."""
     users = await hass.auth.async_get_users()
     return {user.id: user.name for user in users if user.name}
+
+
+@callback
+def _async_aliases(hass: HomeAssistant, names: Mapping[str, str]) -> dict[str, str]:
+    """What the household calls each person -> their names (`lexical.with_names`).
+
+    A person (Settings → People) is called by their name and by their entity's voice aliases
+    ("Grandma"); their names are the person's and, for one linked to a user, the user's, which
+    is how what they said is read.
+    """
+    registry = er.async_get(hass)
+    aliases: dict[str, str] = {}
+    for state in hass.states.async_all(PERSON_DOMAIN):
+        called = {state.name}
+        if (entry := registry.async_get(state.entity_id)) is not None:
+            called.update(er.async_get_entity_aliases(hass, entry))
+        user_name = names.get(state.attributes.get(ATTR_USER_ID) or "")
+        known = " ".join(dict.fromkeys(n for n in (state.name, user_name) if n))
+        aliases.update((alias, known) for alias in called if alias)
+    return aliases
 
 
 class MemoryReader:
@@ -81,8 +107,9 @@ class MemoryReader:
         names = await _async_user_names(self._hass)
         line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
         codes = embedding_codes((await self._embedder.queries([text]))[0])
+        words = with_names(text, _async_aliases(self._hass, names))
         rows: list[Row] = await self._hass.async_add_executor_job(
-            self._store.turn_block, codes, viewer, text, line, names
+            self._store.turn_block, codes, viewer, words, line, names
         )
         return [line(row) for row in rows]
 

@@ -30,7 +30,10 @@ same embeddings:
 - informative only: cosine over the rows that compete (`memory.informative`);
 - + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 3:2
   (`memory.recall.rank`);
-- Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first).
+- Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
+- with the grandparent's alias set: each person a Home Assistant person, the grandparent's entity
+  carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
+  (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa).
 
 Columns: R@1 and R@3 (the answer first, among the first three), how many corrected facts rank
 above their correction (or stand without it), and the share of questions with a question,
@@ -50,6 +53,8 @@ import numpy as np
 import ollama
 import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.alto.const import (
@@ -68,6 +73,14 @@ from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 from tests.memory.recall_reference import bm25, document
 
 DATA = Path(__file__).parent / "recall_data"
+# What each household would set as its grandparent's voice alias (Settings → People), in the
+# words the set itself uses for them; "Mum" and "Dad" mean a different person to each speaker.
+ALIASES = {
+    "household": {"rosa": ["Grandma"]},
+    "heldout": {"walt": ["Grandad"]},
+    "blind": {"ines": ["Grandma"]},
+    "blind3": {"nuala": ["Nana"]},
+}
 NON_FACTS = {"question", "command", "ack"}
 GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact in top 3 <= 10 %"
 
@@ -109,7 +122,16 @@ async def _ingest(hass: HomeAssistant, organ: MemoryOrgan, data: dict[str, Any])
             run_blocking=hass.async_add_executor_job,
         )
         assert result.admitted, result.refusal
+    people = [{"id": p, "name": user.name, "user_id": user.id} for p, user in users.items()]
+    assert await async_setup_component(hass, "person", {"person": people})
     return {user.id: user.name for user in users.values() if user.name}
+
+
+def _alias(hass: HomeAssistant, name: str) -> None:
+    """Give each person of set `name` the voice aliases its household would."""
+    registry = er.async_get(hass)
+    for person, aliases in ALIASES.get(name, {}).items():
+        registry.async_update_entity(f"person.{person}", aliases=list(aliases))
 
 
 async def _before(server: LocalOllama, data: dict[str, Any]) -> Ranking:
@@ -221,6 +243,16 @@ async def test_recall(
         rankings[method] = [
             await hass.async_add_executor_job(ranking, q["text"], v)
             for q, v in zip(questions, vectors, strict=True)
+        ]
+    if name in ALIASES:  # through the memory reader, as a turn reads the block
+        _alias(hass, name)
+        by_text = {u["text"]: u["id"] for u in data["utterances"]}
+        rankings["Alto now, the grandparent's alias set"] = [
+            [
+                by_text[line.split("] ", 1)[1].removesuffix("\n")]
+                for line in await organ.async_turn_block(q["text"], viewer=None)
+            ]
+            for q in questions
         ]
     table = _score(data, rankings)
     counts = {

@@ -13,7 +13,15 @@ from custom_components.alto.memory import recall
 from custom_components.alto.memory.corpus import Corpus
 from custom_components.alto.memory.informative import is_informative
 from custom_components.alto.memory.instructions import EmbeddingInstructions, instructions_for
-from custom_components.alto.memory.lexical import IDF_BITS, PREFIX, idf, log2_fixed, related, terms
+from custom_components.alto.memory.lexical import (
+    IDF_BITS,
+    PREFIX,
+    idf,
+    log2_fixed,
+    related,
+    terms,
+    with_names,
+)
 from custom_components.alto.memory.recall import (
     DAY_S,
     SUBJECT_BITS,
@@ -452,3 +460,20 @@ def test_memory_line_names_who_and_when_never_an_id() -> None:
 def test_embedding_instructions_by_family(model: str, query: str, document: str) -> None:
     """The query and document instructions follow the embedding model family."""
     assert instructions_for(model) == EmbeddingInstructions(query, document)
+
+
+@pytest.mark.parametrize(
+    ("query", "read"),
+    [
+        ("When is Grandma's flu jab?", "When is Grandma's flu jab? Rosa"),
+        ("what does nana like", "what does nana like Rosa"),
+        ("Is Aunt Lucia coming?", "Is Aunt Lucia coming? Lucia Ramos"),
+        ("Is Lucia coming?", "Is Lucia coming?"),  # "Aunt Lucia" needs both words
+        ("When is the grand final?", "When is the grand final?"),  # a word, not the alias
+        ("Will Grandma and Nana come?", "Will Grandma and Nana come? Rosa"),  # once
+    ],
+)
+def test_a_query_calling_someone_by_an_alias_names_them(query: str, read: str) -> None:
+    """`with_names` adds the names of the people a query calls by an alias."""
+    aliases = {"Grandma": "Rosa", "Nana": "Rosa", "Aunt Lucia": "Lucia Ramos", "Me": "Leo"}
+    assert with_names(query, aliases) == read

@@ -11,6 +11,10 @@ Words: a regular expression's word characters, casefolded, a possessive or other
 ("Sofia's" is "sofia"), Snowball's English stemmer ("lessons" is "lesson"), and the commonest
 function words left out. Stemming is the well-kept `snowballstemmer`, the one the verifier uses.
 
+A household calls some of its people by another word ("Grandma", "Nana"): `with_names` adds
+the name of each person a query calls so, and the lexical score then reads the question as about
+them, both what they said (a memory is read with its speaker's name) and what names them.
+
 A stem leaves derivations and compounds apart ("allergic" is "allerg", "allergy" "allergi";
 "milk" and "milkman"; "head" and "headteacher"), so a query term also counts the stored terms it
 begins or that begin it, at least PREFIX letters long (`related`): one term, its holders the
@@ -147,3 +151,20 @@ def related(
     found += (t for t in by_prefix.get(term[:PREFIX], ()) if t != term and t.startswith(term))
     found += (term[:k] for k in range(PREFIX, len(term)) if term[:k] in vocabulary)
     return found
+
+
+def with_names(query: str, aliases: Mapping[str, str]) -> str:
+    """`query` followed by the names of the people it calls by an alias, if any.
+
+    `aliases` maps what someone is called ("Grandma", "Aunt Lucia") to their names ("Rosa"); an
+    alias is in the query when every one of its terms is.
+    """
+    asked = terms(query)
+    found = sorted(
+        {
+            names
+            for alias, names in aliases.items()
+            if (called := terms(alias)) and all(term in asked for term in called)
+        }
+    )
+    return " ".join([query, *found]) if found else query
