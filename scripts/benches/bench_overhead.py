@@ -46,10 +46,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.alto import turn
 from custom_components.alto.channel.admission import admit
 from custom_components.alto.const import CONF_MAX_HISTORY, CONF_MEMORY_MODE
-from custom_components.alto.memory.records import Mutation, Row, object_id
+from custom_components.alto.memory.records import Mutation
 from custom_components.alto.reflection import TurnReflection
 from custom_components.alto.surface.surfacer import Heard
-from scripts.benches.harness import add_alto, agent_of, quiet_home, set_up
+from scripts.benches.harness import add_alto, agent_of, bulk_sources, quiet_home, set_up
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 from tests.integration.helpers import memory
 from tests.integration.test_responsiveness import NAMES, chatter, learn_names, name
@@ -73,7 +73,6 @@ HOUSEHOLD_WORDS = [
     "walk",
     "kettle",
 ]
-FIRST_SEQUENCE = 1 << 20  # the bulk rows' journal sequences, far past intake's
 
 
 def _timed_median(samples: list[float]) -> float:
@@ -115,32 +114,16 @@ def _expose_entities(hass: HomeAssistant) -> None:
 
 
 def _bulk_rows(count: int, rng: random.Random, vectors: np.random.Generator) -> list[Mutation]:
-    """`count` household sources of chatter with household words, 1,000 per mutation."""
-    mutations = []
-    for first in range(0, count, 1000):
-        sequence = FIRST_SEQUENCE + first // 1000
-        rows = []
-        for index in range(min(1000, count - first)):
-            words = chatter(rng, 120).split()[:12] + rng.sample(HOUSEHOLD_WORDS, 2)
-            rng.shuffle(words)
-            rows.append(
-                Row(
-                    id=object_id(sequence, index),
-                    document=" ".join(words).capitalize() + ".",
-                    kind="source",
-                    owner="household",
-                    scope="household",
-                    actor="unknown",
-                    source_id=f"bulk/{first + index}",
-                    source_version=1,
-                    offset=0,
-                    length=1,
-                    said_at=1_790_000_000 + first + index,
-                    vector=vectors.standard_normal(DIM).astype("<f4").tobytes(),
-                )
-            )
-        mutations.append(Mutation(sequence, tuple(rows)))
-    return mutations
+    """`count` household sources of chatter with household words."""
+
+    def document(_n: int) -> str:
+        words = chatter(rng, 120).split()[:12] + rng.sample(HOUSEHOLD_WORDS, 2)
+        rng.shuffle(words)
+        return " ".join(words).capitalize() + "."
+
+    return bulk_sources(
+        count, document, lambda _n: vectors.standard_normal(DIM).astype("<f4").tobytes()
+    )
 
 
 class _ChatClock:

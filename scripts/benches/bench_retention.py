@@ -31,8 +31,8 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.alto.const import CONF_MAX_MEMORIES, CONF_MEMORY_MODE
 from custom_components.alto.memory import retention
-from custom_components.alto.memory.records import Mutation, Row, object_id
-from scripts.benches.harness import add_alto, quiet_home
+from custom_components.alto.memory.records import Mutation
+from scripts.benches.harness import add_alto, bulk_sources, quiet_home
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
 from tests.integration.helpers import journal_file, memory, remember
 
@@ -40,35 +40,17 @@ QUICK = bool(os.environ.get("ALTO_BENCH_QUICK"))
 LIMIT = 2_000 if QUICK else 10_000
 WRITES = 20
 DIM = 384
-FIRST_SEQUENCE = 1 << 20  # the bulk rows' journal sequences, far past intake's
 WAYS = {"one row per write (before)": LIMIT + 1, "Alto now (down to 1 % below)": None}
 
 
 def _sources(count: int) -> list[Mutation]:
-    """`count` household sources, 1,000 per mutation, oldest first."""
+    """`count` household sources, oldest first."""
     vectors = np.random.default_rng(7).standard_normal((count, DIM)).astype("<f4")
-    mutations = []
-    for first in range(0, count, 1000):
-        sequence = FIRST_SEQUENCE + first // 1000
-        rows = tuple(
-            Row(
-                id=object_id(sequence, index),
-                document=f"Household note {first + index}: the bins, the boiler and the bus.",
-                kind="source",
-                owner="household",
-                scope="household",
-                actor="unknown",
-                source_id=f"bulk/{first + index}",
-                source_version=1,
-                offset=0,
-                length=1,
-                said_at=1_790_000_000 + first + index,
-                vector=vectors[first + index].tobytes(),
-            )
-            for index in range(min(1000, count - first))
-        )
-        mutations.append(Mutation(sequence, rows))
-    return mutations
+    return bulk_sources(
+        count,
+        lambda n: f"Household note {n}: the bins, the boiler and the bus.",
+        lambda n: vectors[n].tobytes(),
+    )
 
 
 @pytest.mark.usefixtures("enable_custom_integrations")

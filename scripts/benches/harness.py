@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from custom_components.alto.const import (
     CONF_URL,
     DOMAIN,
 )
+from custom_components.alto.memory.records import Mutation, Row, object_id
+
+FIRST_SEQUENCE = 1 << 20  # bulk rows' journal sequences, far past intake's
 
 
 async def quiet_home(hass: HomeAssistant, config_dir: Path) -> None:
@@ -62,3 +66,37 @@ def agent_of(hass: HomeAssistant, entry: MockConfigEntry) -> str:
     ]
     assert len(agents) == 1, (entry.domain, agents)
     return agents[0]
+
+
+def bulk_sources(
+    count: int, document: Callable[[int], str], vector: Callable[[int], bytes]
+) -> list[Mutation]:
+    """`count` household sources said by no known user, 1,000 per mutation, oldest first.
+
+    Row n says `document(n)` with embedding `vector(n)` (each called once, in order), a second
+    after row n - 1. For `MemoryStore.apply`: a bench fills its store without intake.
+    """
+    mutations = []
+    for first in range(0, count, 1000):
+        sequence = FIRST_SEQUENCE + first // 1000
+        rows = []
+        for index in range(min(1000, count - first)):
+            n = first + index
+            rows.append(
+                Row(
+                    id=object_id(sequence, index),
+                    document=document(n),
+                    kind="source",
+                    owner="household",
+                    scope="household",
+                    actor="unknown",
+                    source_id=f"bulk/{n}",
+                    source_version=1,
+                    offset=0,
+                    length=1,
+                    said_at=1_790_000_000 + n,
+                    vector=vector(n),
+                )
+            )
+        mutations.append(Mutation(sequence, tuple(rows)))
+    return mutations
