@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import chromadb
 import pytest
 
 from custom_components.alto.memory import erasure, redaction
@@ -21,7 +23,7 @@ from custom_components.alto.memory.journal import REDACT, Journal, entry_hash
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.replay import reconcile, replay, replay_state
-from custom_components.alto.memory.store import MemoryStore
+from custom_components.alto.memory.store import COLLECTION, ROWS_INDEX, MemoryStore
 
 from ..on_disk import holding
 from .conftest import USER_A, FakeModel, fake_embed, open_store
@@ -262,3 +264,41 @@ async def test_a_turn_not_yet_interpreted_keeps_its_words(
     assert reopened.damage is None
     assert [item.item.text for item in reopened.pending.oldest(8)] == [SECRET]
     assert replay(journal.path)["ok"]
+
+
+def _index_of(store: MemoryStore) -> tuple[int, int]:
+    return _index_of_collection(store._rows)
+
+
+async def test_the_rows_index_is_built_cheaply_and_a_rebuild_moves_an_old_store_to_it(
+    tmp_path: Path,
+) -> None:
+    """Alto never queries Chroma's index: a new store builds it as cheaply as Chroma allows.
+
+    A store made with Chroma's defaults (before) keeps them until a forget rebuilds it.
+    """
+    cheap = (ROWS_INDEX["hnsw"]["ef_construction"], ROWS_INDEX["hnsw"]["max_neighbors"])
+    fresh = MemoryStore.open_persistent(tmp_path / "new")
+    try:
+        assert _index_of(fresh) == cheap
+    finally:
+        fresh.close()
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"))
+    default = client.create_collection(COLLECTION, embedding_function=None)
+    assert _index_of_collection(default) != cheap
+    client.close()
+    store = open_store(tmp_path)
+    journal = Journal(tmp_path / "journal.jsonl")
+    try:
+        assert _index_of(store) != cheap  # an existing collection keeps its index
+        secret, _kept = await _history(store, journal)
+        assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
+        assert _index_of(store) == cheap
+    finally:
+        store.close()
+
+
+def _index_of_collection(collection: Any) -> tuple[int, int]:
+    hnsw = collection.configuration["hnsw"]
+    return hnsw["ef_construction"], hnsw["max_neighbors"]

@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from chromadb.api.collection_configuration import CreateCollectionConfiguration
+
 from .paging import pages
 
 _LOGGER = logging.getLogger(__name__)
@@ -51,11 +53,16 @@ LENGTH_SIZE = 4  # length.bin: an element's link list size, a uint32, for every 
 _ZEROS_STEP = 1 << 20
 
 
-def rebuild(client: Any, collection: Any, mark: Callable[[], None]) -> Any:
+def rebuild(
+    client: Any,
+    collection: Any,
+    mark: Callable[[], None],
+    configuration: CreateCollectionConfiguration,
+) -> Any:
     """Drop `collection` and write its records back into a new one of the same name.
 
-    See the module docstring; `mark` records that the store is being rebuilt. Returns the new
-    collection.
+    See the module docstring; `mark` records that the store is being rebuilt, `configuration`
+    is the new collection's (its vector index). Returns the new collection.
     """
     records: list[tuple[str, str | None, Any, Any]] = []
     for page in pages(collection, _INCLUDE):
@@ -65,7 +72,7 @@ def rebuild(client: Any, collection: Any, mark: Callable[[], None]) -> Any:
     name = collection.name
     mark()
     client.delete_collection(name)
-    fresh = client.create_collection(name, embedding_function=None)
+    fresh = client.create_collection(name, embedding_function=None, configuration=configuration)
     step = max(1, client.get_max_batch_size())
     for start in range(0, len(records), step):
         ids, documents, metadatas, embeddings = zip(*records[start : start + step], strict=True)

@@ -51,6 +51,7 @@ from typing import Any
 
 import chromadb
 import numpy as np
+from chromadb.api.collection_configuration import CreateCollectionConfiguration
 from chromadb.config import Settings
 
 from . import erasure
@@ -75,6 +76,12 @@ __all__ = ["COLLECTION", "STATE_COLLECTION", "MemoryStore", "ServerCheck"]
 
 _STATE_ID = "state"
 CHECKPOINT_EVERY = 1024  # journal entries applied between two checkpoints while running
+# Alto never queries Chroma's vector index (selection scans its own codes exactly), but Chroma
+# builds one for every record: at every write, and for every kept record when a forget rebuilds
+# the collection (`erasure.rebuild`). So it is built as cheaply as Chroma allows; adding 20,000
+# records (384-d) took 5.8 s, against 15.2 s with Chroma's defaults. A collection made before
+# keeps Chroma's defaults until its first rebuild.
+ROWS_INDEX: CreateCollectionConfiguration = {"hnsw": {"ef_construction": 4, "max_neighbors": 4}}
 
 
 def _settings() -> Settings:
@@ -158,7 +165,7 @@ class MemoryStore:
         path = self._embedded
         applied = 0 if self._partial else self.state.applied
         try:
-            erasure.rebuild(self._client, self._rows, lambda: self._record_applied(0))
+            erasure.rebuild(self._client, self._rows, lambda: self._record_applied(0), ROWS_INDEX)
         except Exception:
             self._partial = True
             self._rows, self._meta = self._collections()
@@ -189,7 +196,9 @@ class MemoryStore:
     def _collections(self) -> tuple[Any, Any]:
         rows, state = self._names
         return (
-            self._client.get_or_create_collection(rows, embedding_function=None),
+            self._client.get_or_create_collection(
+                rows, embedding_function=None, configuration=ROWS_INDEX
+            ),
             self._client.get_or_create_collection(state, embedding_function=None),
         )
 
