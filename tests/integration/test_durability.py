@@ -26,6 +26,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 
 from custom_components.alto import memory_organ
 from custom_components.alto.const import DOMAIN
+from custom_components.alto.memory import intake
 from custom_components.alto.memory.checkpoint import MAGIC
 from custom_components.alto.memory_organ import EVENT_REFUSED
 
@@ -231,9 +232,39 @@ async def test_forgetting_an_unknown_id_is_not_found(
 
 # -- 6. writes that arrive together are written together -------------------------------------------
 async def test_concurrent_remembers_and_turns_are_coalesced(
-    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """20 remembers at once, one of them refused alone; 20 turns at once; few entries."""
+    """20 remembers at once, one of them refused alone; 20 turns at once; few entries.
+
+    The first turn's write waits until another turn's accept has queued behind it: how fast a
+    write is on this machine does not decide whether two turns arrive together.
+    """
+    accepts = memory(hass)._writer._accepts
+    submit, accept = accepts.submit, intake.accept
+    second = asyncio.Event()
+    submitted = 0
+    held = False
+
+    async def counted(item: Any) -> Any:
+        nonlocal submitted
+        submitted += 1
+        if submitted == 2:
+            second.set()  # the item is queued before the waiting write runs again
+        return await submit(item)
+
+    async def first_waits(*args: Any, **kwargs: Any) -> Any:
+        nonlocal held
+        if not held:
+            held = True
+            async with asyncio.timeout(10):
+                await second.wait()
+        return await accept(*args, **kwargs)
+
+    monkeypatch.setattr(accepts, "submit", counted)
+    monkeypatch.setattr(intake, "accept", first_waits)
     texts = [f"Fact number {n} is worth keeping." for n in range(20)]
     texts[7] = "bad\x00byte"
     calls = [alto_service(hass, "remember", {"text": text}) for text in texts]
