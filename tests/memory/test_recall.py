@@ -268,7 +268,10 @@ def nearest_older(
     """`recall.nearest_older` over `pool` alone, by id."""
     view = Corpus.of(pool)
     found = recall.nearest_older(
-        view, [pool.index(r) for r in candidates], np.arange(len(pool)), _likeness(pool, similar)
+        view,
+        [pool.index(r) for r in candidates],
+        np.ones(len(pool), dtype=bool),
+        _likeness(pool, similar),
     )
     return {pool[c].id: pool[p].id for c, p in found.items()}
 

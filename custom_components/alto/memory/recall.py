@@ -19,16 +19,15 @@ all on integers and ids, so the same store and utterance always give the same bl
    before that row. B updates A when A is the older row most like B (cosine, among all competing
    rows said before B) and they speak of the same thing (`shares_subject`): the content words
    both hold, values and numbers aside, are rare in the pool ("school bus" in "the school bus
-   comes at 7:30" after "Sofia's school bus leaves Carlton Road at 7:40"), or B says
-   it changes something and they share a word at all ("Bridge has moved to the golf club" after
-   "I play bridge at the community centre"). Words common in the pool ("Leo", "school") do not
-   make two rows one subject: "Ben picks Leo up from school" does not update "Leo's school
-   starts at 8:45". Both stay,
-   labelled with when each was said, and the block's heading tells the model the newer holds: no
-   rule on words and vectors tells a correction from a second fact for sure. In mode 2 a
-   correction has already retired what it replaced; this is the rule for sources, which no
-   model has read. Being the nearest, not passing a threshold, keeps the rule free of any one
-   embedding model's scale.
+   comes at 7:30" after "Sofia's school bus leaves Carlton Road at 7:40"), or B says it changes
+   something and they share a word at all ("Bridge has moved to the golf club" after "I play
+   bridge at the community centre"). Words common in the pool ("Leo", "school") do not make two
+   rows one subject: "Ben picks Leo up from school" does not update "Leo's school starts at
+   8:45". Both stay, labelled with when each was said, and the block's heading tells the model
+   the newer holds: no rule on words and vectors tells a correction from a second fact for
+   sure. In mode 2 a correction has already retired what it replaced; this is the rule for
+   sources, which no model has read. Being the nearest, not passing a threshold, keeps the rule
+   free of any one embedding model's scale.
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
@@ -58,7 +57,7 @@ from .records import (
 from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 
 # The fused score's parts: chosen on the recall bench's household set (3:2 put the answer first
-# most often there), and checked on its held-out set, which never chose a rule or a constant.
+# most often there).
 COSINE_WEIGHT = 3
 LEXICAL_WEIGHT = 2
 CONSIDERED = 48
@@ -202,22 +201,21 @@ def _fused(
 def nearest_older(
     view: View,
     candidates: Sequence[int],
-    pool: np.ndarray,
+    in_pool: np.ndarray,
     likeness: Likeness,
     memo: Memo | None = None,
 ) -> dict[int, int]:
-    """For each candidate position, the position of the older row of `pool` most like it.
+    """For each candidate position, the position of the older pool row most like it.
 
-    The best score wins, then the newer row; a candidate without an older row has none. `memo`
-    keeps what was found for the next turn.
+    `in_pool` marks the pool's positions (a bool mask of `view.n`). The best score wins, then
+    the newer row; a candidate without an older row has none. `memo` keeps what was found for
+    the next turn.
     """
-    if not candidates or not len(pool):
+    if not candidates or not in_pool.any():
         return {}
     if memo is None or memo.generation != view.generation:
         memo = Memo(view.generation)
     n = view.n
-    in_pool = np.zeros(n, dtype=bool)
-    in_pool[pool] = True
     fresh: list[int] = []
     since: dict[int, tuple[int, int, int]] = {}
     found: dict[int, tuple[int, int, int]] = {}
@@ -287,7 +285,9 @@ def newer_first(
     """
     order = list(ranked[:CONSIDERED])
     rows = view.rows
-    weight = _pool_weights(view, pool)
+    in_pool = np.zeros(view.n, dtype=bool)
+    in_pool[pool] = True
+    weight = _pool_weights(view, in_pool, len(pool))
 
     def same_subject(newer: int, older: int) -> bool:
         return shares_subject(rows[newer], rows[older], weight)
@@ -300,7 +300,7 @@ def newer_first(
         for candidate in order[:UPDATING]
         if any(when[other] < when[candidate] and same_subject(candidate, other) for other in order)
     ]
-    previous = nearest_older(view, may_move, pool, likeness, memo)
+    previous = nearest_older(view, may_move, in_pool, likeness, memo)
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
@@ -316,16 +316,17 @@ def newer_first(
     return [rows[position] for position in order]
 
 
-def _pool_weights(view: View, pool: np.ndarray) -> Callable[[str], int]:
-    """A term's `lexical.idf` with the quotes of the rows at `pool` as the corpus (cached)."""
-    in_pool = np.zeros(view.n, dtype=bool)
-    in_pool[pool] = True
+def _pool_weights(view: View, in_pool: np.ndarray, size: int) -> Callable[[str], int]:
+    """A term's `lexical.idf` with the quotes of the `size` pool rows as the corpus (cached).
+
+    `in_pool` marks the pool's positions.
+    """
     found: dict[str, int] = {}
 
     def weight(term: str) -> int:
         if term not in found:
             positions, _ = view.holders(term)
-            found[term] = idf(len(pool), int(np.count_nonzero(in_pool[positions])))
+            found[term] = idf(size, int(np.count_nonzero(in_pool[positions])))
         return found[term]
 
     return weight
