@@ -127,24 +127,23 @@ def scrub(path: Path, seen: dict[Path, int] | None = None) -> None:
         lengths = header.with_name("length.bin")
         arrays = [level0, lengths] if lengths.exists() else [level0]
         try:
-            written = [file.stat().st_mtime_ns for file in arrays]
-            if seen is not None and [seen.get(file) for file in arrays] == written:
+            stats = {file: file.stat() for file in arrays}
+            if seen is not None and all(seen.get(f) == s.st_mtime_ns for f, s in stats.items()):
                 continue
             version, _offset, capacity, count, size = _HEADER.unpack_from(header.read_bytes())
-            files = list(zip(arrays, (size, LENGTH_SIZE), strict=False))
-            totals = [file.stat().st_size for file in arrays]
         except (OSError, struct.error):
             continue
         if version != 1 or count > capacity:
             _LOGGER.warning("Chroma index %s has an unknown layout: not scrubbed", header.parent)
             continue
-        for (file, each), total in zip(files, totals, strict=True):
+        slot = {level0: size, lengths: LENGTH_SIZE}  # bytes per element in each array
+        for file, stat in stats.items():
             # An array persisted after the index grew holds its used slots only (nothing to
             # zero); one written whole holds every allocated slot.
-            if total not in (capacity * each, count * each):
+            if stat.st_size not in (capacity * slot[file], count * slot[file]):
                 _LOGGER.warning("Chroma index file %s has an unknown layout: not scrubbed", file)
                 continue
-            _zero_from(file, count * each, total)
+            _zero_from(file, count * slot[file], stat.st_size)
             if seen is not None:
                 seen[file] = file.stat().st_mtime_ns
 
