@@ -65,6 +65,7 @@ from custom_components.alto.const import (
 )
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.intake import run_intake
+from custom_components.alto.memory.paging import pages
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
 from custom_components.alto.memory.recall import rank
 from custom_components.alto.memory.records import Row
@@ -161,12 +162,12 @@ def _chroma_defaults(store: MemoryStore, path: Path) -> Any:
     Alto builds its own collection's index as cheaply as Chroma allows (`store.ROWS_INDEX`: it
     never queries it); the baseline is what Chroma's own search gives.
     """
-    records = store._rows.get(include=["embeddings"])
     client = chromadb.PersistentClient(
         path=str(path), settings=Settings(anonymized_telemetry=False)
     )
     collection = client.create_collection("baseline", embedding_function=None)
-    collection.add(ids=records["ids"], embeddings=records["embeddings"])
+    for page in pages(store._rows, ["embeddings"]):
+        collection.add(ids=page["ids"], embeddings=page["embeddings"])
     return collection
 
 

@@ -266,8 +266,10 @@ async def test_a_turn_not_yet_interpreted_keeps_its_words(
     assert replay(journal.path)["ok"]
 
 
-def _index_of(store: MemoryStore) -> tuple[int, int]:
-    return _index_of_collection(store._rows)
+def _index(collection: Any) -> tuple[int, int]:
+    """A collection's vector index settings: ef_construction, max_neighbors."""
+    hnsw = collection.configuration["hnsw"]
+    return hnsw["ef_construction"], hnsw["max_neighbors"]
 
 
 async def test_the_rows_index_is_built_cheaply_and_a_rebuild_moves_an_old_store_to_it(
@@ -280,25 +282,20 @@ async def test_the_rows_index_is_built_cheaply_and_a_rebuild_moves_an_old_store_
     cheap = (ROWS_INDEX["hnsw"]["ef_construction"], ROWS_INDEX["hnsw"]["max_neighbors"])
     fresh = MemoryStore.open_persistent(tmp_path / "new")
     try:
-        assert _index_of(fresh) == cheap
+        assert _index(fresh._rows) == cheap
     finally:
         fresh.close()
 
     client = chromadb.PersistentClient(path=str(tmp_path / "chroma"))
     default = client.create_collection(COLLECTION, embedding_function=None)
-    assert _index_of_collection(default) != cheap
+    assert _index(default) != cheap
     client.close()
     store = open_store(tmp_path)
     journal = Journal(tmp_path / "journal.jsonl")
     try:
-        assert _index_of(store) != cheap  # an existing collection keeps its index
+        assert _index(store._rows) != cheap  # an existing collection keeps its index
         secret, _kept = await _history(store, journal)
         assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
-        assert _index_of(store) == cheap
+        assert _index(store._rows) == cheap
     finally:
         store.close()
-
-
-def _index_of_collection(collection: Any) -> tuple[int, int]:
-    hnsw = collection.configuration["hnsw"]
-    return hnsw["ef_construction"], hnsw["max_neighbors"]
