@@ -243,7 +243,7 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
     return table
 
 
-@pytest.mark.parametrize("name", ["household", "heldout", "blind", "blind2", "blind3"])
+@pytest.mark.parametrize("name", ["household", "heldout", "blind", "blind2", "blind3", "blind4", "blind5"])
 async def test_recall(
     hass: HomeAssistant,
     local_ollama: LocalOllama,
