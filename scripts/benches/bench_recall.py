@@ -39,9 +39,10 @@ same embeddings:
   carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
   (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa).
 
-Columns: R@1 and R@3 (the answer first, among the first three), how many corrected facts rank
-above their correction (or stand without it), and the share of questions with a question,
-command or acknowledgement among the first three.
+Columns: R@1, R@3 and R@16 (the answer first, among the first three, among the first
+MAX_REFERENCES, as many as the turn's block holds), how many corrected facts rank above their
+correction (or stand without it), and the share of questions with a question, command or
+acknowledgement among the first three.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from custom_components.alto.memory.paging import pages
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
 from custom_components.alto.memory.recall import rank
 from custom_components.alto.memory.records import Row
+from custom_components.alto.memory.references import MAX_REFERENCES
 from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory.store import MemoryStore
 from custom_components.alto.memory_organ import MemoryOrgan
@@ -233,6 +235,9 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
     for method, ranked in rankings.items():
         first = sum(ids[:1] == [q["answer"]] for q, ids in zip(questions, ranked, strict=True))
         top3 = sum(q["answer"] in ids[:3] for q, ids in zip(questions, ranked, strict=True))
+        block = sum(
+            q["answer"] in ids[:MAX_REFERENCES] for q, ids in zip(questions, ranked, strict=True)
+        )
         superseded = sum(
             q["superseded"] in ids
             and (q["answer"] not in ids or ids.index(q["superseded"]) < ids.index(q["answer"]))
@@ -243,13 +248,16 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
         table[method] = [
             f"{first / len(questions):.2f}",
             f"{top3 / len(questions):.2f}",
+            f"{block / len(questions):.2f}",
             f"{superseded}/{len(corrected)}",
             f"{100 * noise / len(questions):.0f} %",
         ]
     return table
 
 
-@pytest.mark.parametrize("name", ["household", "heldout", *(f"blind{n}" for n in ("", 2, 3, 4, 5, 6, 7))])
+@pytest.mark.parametrize(
+    "name", ["household", "heldout", *(f"blind{n}" for n in ("", 2, 3, 4, 5, 6, 7))]
+)
 async def test_recall(
     hass: HomeAssistant,
     local_ollama: LocalOllama,
@@ -288,9 +296,9 @@ async def test_recall(
     }
     lines = [
         f"\n{name}: {len(data['utterances'])} utterances {counts}, {len(questions)} questions",
-        "| method (same embeddings) | R@1 | R@3 | superseded above its correction "
+        "| method (same embeddings) | R@1 | R@3 | R@16 | superseded above its correction "
         "| a non-fact in the top 3 |",
-        "|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
         *(f"| {method} | " + " | ".join(cells) + " |" for method, cells in table.items()),
         GOALS + "\n",
     ]
