@@ -1,8 +1,10 @@
 """The memory organ's embeddings: the model's role prefixes and a cache of recent texts.
 
 Stored documents and queries are embedded with the embedding model's own role prefixes
-(`memory.instructions`). One utterance is embedded for the turn's context, the Surfacer's
-recall and intake: the model's answer for a text is kept for a few texts, so it is asked once.
+(`memory.instructions`); a stored text after its speaker's Home Assistant user name
+(`memory.pipeline.spoken`, `async_user_names`). One utterance is embedded for the turn's
+context, the Surfacer's recall and intake: the model's answer for a text is kept for a few
+texts, so it is asked once.
 """
 
 from __future__ import annotations
@@ -11,12 +13,19 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import ollama
+from homeassistant.core import HomeAssistant
 
 from .memory import intake
 from .memory.instructions import instructions_for
 from .memory.ollama_io import embed_for
 
 RECENT_VECTORS = 16  # embeddings kept per organ (a turn needs one; a batch up to 64 once)
+
+
+async def async_user_names(hass: HomeAssistant) -> dict[str, str]:
+    """User id -> name, for the users that have one."""
+    users = await hass.auth.async_get_users()
+    return {user.id: user.name for user in users if user.name}
 
 
 class Embedder:

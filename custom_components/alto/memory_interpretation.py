@@ -26,10 +26,10 @@ from .const import LOGGER
 from .memory import intake
 from .memory.ollama_io import CallModel
 from .memory.pending import Accepted
-from .memory.pipeline import MAX_BATCH, IntakeInput
+from .memory.pipeline import MAX_BATCH, IntakeInput, spoken
 from .memory.qualification import QualificationTable
 from .memory.reasons import TRANSIENT
-from .memory_embedding import Embedder
+from .memory_embedding import Embedder, async_user_names
 from .memory_reports import IntakeReport, describe, fire_report, log_refused_turn, report_of
 from .memory_writer import MemoryWriter
 
@@ -152,7 +152,10 @@ class PendingInterpreter:
         writer = self._writer
         mode = batch[0].mode
         items = [accepted.item for accepted in batch]
-        fetched = await self._embedder.prefetch([item.text for item in items])
+        names = await async_user_names(self._hass)
+        fetched = await self._embedder.prefetch(
+            [spoken(item.text, names.get(item.actor)) for item in items]
+        )
         async with writer.rows_lock:
             if writer.closed or writer.unwritable("intake") is not None:
                 return True  # closing, or no write is possible: nothing to retry for now
@@ -172,6 +175,7 @@ class PendingInterpreter:
                         table=self._table(),
                         accepted=True,
                         run_blocking=self._hass.async_add_executor_job,
+                        names=names,
                     )
                 except intake.StoreBehind as err:
                     # Journaled, so resolved: the store catches up before the next write.

@@ -24,14 +24,8 @@ from .memory.lexical import with_names
 from .memory.pipeline import embedding_codes
 from .memory.records import CURRENT, Row, visible_to
 from .memory.store import MemoryStore
-from .memory_embedding import Embedder
+from .memory_embedding import Embedder, async_user_names
 from .prompt import memory_block
-
-
-async def _async_user_names(hass: HomeAssistant) -> dict[str, str]:
-    """User id -> name, for the users that have one."""
-    users = await hass.auth.async_get_users()
-    return {user.id: user.name for user in users if user.name}
 
 
 @callback
@@ -104,7 +98,7 @@ class MemoryReader:
         """
         if not self._store.has_rows():
             return []
-        names = await _async_user_names(self._hass)
+        names = await async_user_names(self._hass)
         line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
         codes = embedding_codes((await self._embedder.queries([text]))[0])
         words = with_names(text, _async_aliases(self._hass, names))

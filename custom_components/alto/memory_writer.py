@@ -23,12 +23,12 @@ from .const import LOGGER
 from .gpu.backend import SelectionBackend
 from .memory import intake, redaction, replay
 from .memory.journal import Journal
-from .memory.pipeline import IntakeInput
+from .memory.pipeline import IntakeInput, spoken
 from .memory.qualification import Mode
 from .memory.spans import admit_source
 from .memory.store import MemoryStore
 from .memory_batching import Coalescer
-from .memory_embedding import Embedder
+from .memory_embedding import Embedder, async_user_names
 from .memory_reports import (
     JOURNAL_DAMAGED,
     STORE_ERROR,
@@ -174,9 +174,15 @@ class MemoryWriter:
         """One ``remember`` entry for every admissible memory among `items`."""
         if refused := self.unwritable("remember"):
             return [refused] * len(items)
-        # Embedded before the lock (texts that admission would refuse are not sent).
+        # Embedded before the lock (texts that admission would refuse are not sent), each after
+        # the name of who asked, as intake embeds it.
+        names = await async_user_names(self._hass)
         fetched = await self._embedder.prefetch(
-            [item.text for item in items if admit_source(item.text) is None]
+            [
+                spoken(item.text, names.get(item.actor))
+                for item in items
+                if admit_source(item.text) is None
+            ]
         )
         async with self.rows_lock:
             if refused := self.unwritable("remember") or await self.async_catch_up("remember"):
@@ -189,6 +195,7 @@ class MemoryWriter:
                     journal=self.journal,
                     embed=fetched,
                     run_blocking=self._hass.async_add_executor_job,
+                    names=names,
                 )
 
             reports = await self._each(items, remember, "remember")

@@ -25,14 +25,15 @@ same embeddings:
 - Alto before: exact int8 cosine over every row, texts embedded as given on both sides (the
   block before this rule; these embeddings are fetched apart, without E5's prefixes);
 - every other method uses the embeddings Alto stores and queries with now, E5's ``passage: ``
-  and ``query: `` prefixes (`memory.instructions`):
+  and ``query: `` prefixes (`memory.instructions`), each memory after its speaker's name
+  (`memory.pipeline.spoken`):
 - exact int8 cosine: over every row;
 - Chroma HNSW: the store's records in a collection with Chroma's default index, queried with
   the question's embedding;
 - BM25 alone: the lexical score over every row (`tests/memory/recall_reference.bm25`, the scan
   the turn's indexed score matches);
 - informative only: cosine over the rows that compete (`memory.informative`);
-- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 3:2
+- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 4:1
   (`memory.recall.rank`);
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
 - with the grandparent's alias set: each person a Home Assistant person, the grandparent's entity
@@ -117,6 +118,7 @@ async def _ingest(hass: HomeAssistant, organ: MemoryOrgan, data: dict[str, Any])
     """Admit every utterance, each said by its person (a Home Assistant user of that name), as
     mode 1 keeps a turn; the names of the users by id."""
     users = {p: await hass.auth.async_create_user(p.title()) for p in data["people"]}
+    names = {user.id: user.name for user in users.values() if user.name}
     start = date.fromisoformat(data["start"])
     per_day: dict[int, int] = {}
     items = []
@@ -133,11 +135,12 @@ async def _ingest(hass: HomeAssistant, organ: MemoryOrgan, data: dict[str, Any])
             journal=organ.journal,
             embed=organ.embed,
             run_blocking=hass.async_add_executor_job,
+            names=names,
         )
         assert result.admitted, result.refusal
     people = [{"id": p, "name": user.name, "user_id": user.id} for p, user in users.items()]
     assert await async_setup_component(hass, "person", {"person": people})
-    return {user.id: user.name for user in users.values() if user.name}
+    return names
 
 
 def _alias(hass: HomeAssistant, name: str) -> None:

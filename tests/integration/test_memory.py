@@ -476,6 +476,32 @@ async def test_memories_are_embedded_as_documents_and_utterances_as_queries(
     assert all(row.said_at > 0 for row in rows)
 
 
+async def test_memories_are_embedded_after_the_name_of_who_said_them(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+) -> None:
+    """A named user's memory and turn are embedded after their name; what they ask is not."""
+    await hass.auth.async_update_user(hass_admin_user, name="Alice")
+    alice = Context(user_id=hass_admin_user.id)
+    await remember(hass, "I take my pill with breakfast", alice)
+    await converse_and_wait_for_background(hass, "My dentist is on Friday.", context=alice)
+    embedded = [
+        text
+        for path, body in fake_ollama.requests
+        if path == "/api/embed"
+        for text in ([body["input"]] if isinstance(body["input"], str) else body["input"])
+    ]
+    assert embedded == [
+        "search_document: Alice said: I take my pill with breakfast",
+        "search_query: My dentist is on Friday.",
+        "search_document: Alice said: My dentist is on Friday.",
+    ]
+    documents = sorted(row.document for row in memory(hass).rows(hass_admin_user.id))
+    assert documents == ["I take my pill with breakfast", "My dentist is on Friday."]
+
+
 # -- 10. an embedding failure during intake --------------------------------------------------------
 async def test_embed_failure_keeps_the_turn_pending_until_the_model_is_back(
     hass: HomeAssistant,

@@ -344,6 +344,38 @@ async def test_batch_of_sixty_five_refuses(
     assert journal_bytes(journal) is None
 
 
+async def test_texts_are_embedded_after_their_speakers_name(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    """Sources, quotes and authored memories are embedded after who said them, when named."""
+    asked: list[str] = []
+
+    async def recording(texts: list[str]) -> list[list[float]]:
+        asked.extend(texts)
+        return await fake_embed(texts)
+
+    names = {USER_A: "Anna"}
+    batch = [
+        IntakeInput("I am allergic to peanuts.", "conv/1", actor=USER_A),
+        IntakeInput("Ben does not eat meat.", "conv/2", actor=USER_B),  # a user without a name
+    ]
+    result = await intake(batch, store, journal, model, embed=recording, names=names)
+    assert result.admitted
+    assert asked == [
+        "Anna said: I am allergic to peanuts.",  # the sources
+        "Ben does not eat meat.",
+        "Anna said: I am allergic to peanuts.",  # their quotes
+        "Ben does not eat meat.",
+    ]
+    assert [row.document for row in store.rows(None)][:2] == [item.text for item in batch]
+    asked.clear()
+    mine = IntakeInput("My locker code is 4711.", "svc/1", owner=USER_A, scope=USER_A, actor=USER_A)
+    remembered = await remember([mine], store=store, journal=journal, embed=recording, names=names)
+    assert remembered.admitted
+    assert asked == ["Anna said: My locker code is 4711."]
+    assert replay(journal.path)["ok"]  # the journal keeps the vectors, not the names
+
+
 async def test_remember_and_forget(store: MemoryStore, journal: Journal, model: FakeModel) -> None:
     """Forgetting takes only what the viewer may see, and a source with all its rows."""
     mine = await remember(

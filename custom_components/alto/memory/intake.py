@@ -17,7 +17,8 @@ final, which `refuse` journals so the source is not tried again.
    conversation input falls back to mode 1); mode 0 retains nothing automatically;
 2. admission of every input (`pipeline.check_batch`); in mode 2 every call-1 prompt and output
    reservation is checked before the first call;
-3. one `embed` call for the source texts (the source rows' vectors and the selection queries);
+3. one `embed` call for the source texts, each after its speaker's name (`pipeline.spoken`):
+   the source rows' vectors and the selection queries;
 4. mode 2: call 1 per input, strict parse; then the pre-write selection, correction table and
    call 2 per input with accepted statements, strict parse; one `embed` call for every quote;
 5. `pipeline.assemble` (duplicate/stale targets, stale required references), journal, store.
@@ -45,7 +46,7 @@ A call record is {"response": exact raw text, "model_digest", "processor_digest"
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -72,6 +73,7 @@ from .pipeline import (
     quotes,
     repeat_of,
     source_row,
+    spoken,
 )
 from .profile import processor_digest, profile_digest
 from .prompts import Message
@@ -284,11 +286,13 @@ async def run_intake(
     accepted: bool = False,
     run_blocking: RunBlocking = _inline,
     parallel: int = 4,
+    names: Mapping[str, str] = {},
 ) -> IntakeResult:
     """Admit a batch of 1..64 inputs whole, or refuse it whole (see the module docstring).
 
     `accepted`: the inputs are pending sources (`accept`), accepted with this `mode`; the entry
-    resolves them.
+    resolves them. `names` maps user ids to names: each text is embedded after its speaker's
+    (`pipeline.spoken`).
     """
     batch = list(batch)
     if mode not in tuple(Mode):
@@ -312,7 +316,8 @@ async def run_intake(
         if isinstance(planned, Refusal):
             return _refused(planned, effective)
         plans = planned
-    vectors = await _embed(embed, [item.text for item in batch], store.state.dim)
+    said = [spoken(item.text, names.get(item.actor)) for item in batch]
+    vectors = await _embed(embed, said, store.state.dim)
     if isinstance(vectors, Refusal):
         return _refused(vectors, effective)
     interpretations: list[_Interpretation] = []
@@ -323,7 +328,11 @@ async def run_intake(
         if isinstance(done, Refusal):
             return _refused(done, effective)
         interpretations = done
-    texts = [q for i in interpretations for q in quotes(i.plan, i.classification)]
+    texts = [
+        spoken(quote, names.get(item.actor))
+        for item, done in zip(batch, interpretations, strict=False)
+        for quote in quotes(done.plan, done.classification)
+    ]
     quote_vectors = await _embed(embed, texts, len(vectors[0]) // 4)
     if isinstance(quote_vectors, Refusal):
         return _refused(quote_vectors, effective)
@@ -486,11 +495,12 @@ async def remember(
     journal: Journal,
     embed: Embed,
     run_blocking: RunBlocking = _inline,
+    names: Mapping[str, str] = {},
 ) -> IntakeResult:
     """Explicit retention (mode 0 path, `alto.remember`).
 
     1..64 inputs, admitted whole or refused whole, one protected, authored memory per text,
-    owner and scope.
+    owner and scope, each embedded after the name of who asked (`names`, as `run_intake`).
 
     An input whose source is stored with the same text (a request retried with its idempotency
     key) is answered with that memory's id and writes nothing; a later input of the batch with
@@ -522,7 +532,8 @@ async def remember(
     if refusal is not None:
         at = writes[refusal.input_index] if refusal.input_index is not None else None
         return _refused(Refusal(refusal.reason, at, refusal.detail), Mode.EXPLICIT)
-    vectors = await _embed(embed, [batch[i].text for i in writes], store.state.dim)
+    said = [spoken(batch[i].text, names.get(batch[i].actor)) for i in writes]
+    vectors = await _embed(embed, said, store.state.dim)
     if isinstance(vectors, Refusal):
         return _refused(vectors, Mode.EXPLICIT)
     rows: tuple[Row, ...] = ()

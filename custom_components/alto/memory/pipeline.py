@@ -199,6 +199,16 @@ class ClassificationPlan:
     schema: Schema | None
 
 
+def spoken(text: str, speaker: str | None) -> str:
+    """What is embedded of a memory: its text, after the name of who said it, if known.
+
+    "I take my pill with breakfast" is about Walt when Walt says it: "Walt said: I take my pill
+    with breakfast" is what a question about Walt finds, as the lexical score reads a memory
+    beside its speaker's name. The name is the one they had when it was embedded.
+    """
+    return f"{speaker} said: {text}" if speaker else text
+
+
 def query_codes(vector: bytes) -> np.ndarray:
     """The int8 query codes of a float32 source vector."""
     return quantize(vector_array(vector))
