@@ -2,7 +2,7 @@
 
 Stored documents and queries are embedded with the embedding model's own role prefixes
 (`memory.instructions`); a stored text after its speaker's Home Assistant user name
-(`memory.pipeline.spoken`, `async_user_names`). One utterance is embedded for the turn's
+(`memory.pipeline.said_by`, `async_user_names`). One utterance is embedded for the turn's
 context, the Surfacer's recall and intake: the model's answer for a text is kept for a few
 texts, so it is asked once.
 """

@@ -26,7 +26,7 @@ from .const import LOGGER
 from .memory import intake
 from .memory.ollama_io import CallModel
 from .memory.pending import Accepted
-from .memory.pipeline import MAX_BATCH, IntakeInput, spoken
+from .memory.pipeline import MAX_BATCH, IntakeInput, said_by
 from .memory.qualification import QualificationTable
 from .memory.reasons import TRANSIENT
 from .memory_embedding import Embedder, async_user_names
@@ -154,7 +154,7 @@ class PendingInterpreter:
         items = [accepted.item for accepted in batch]
         names = await async_user_names(self._hass)
         fetched = await self._embedder.prefetch(
-            [spoken(item.text, names.get(item.actor)) for item in items]
+            [said_by(item.text, item.actor, names) for item in items]
         )
         async with writer.rows_lock:
             if writer.closed or writer.unwritable("intake") is not None:

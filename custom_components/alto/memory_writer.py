@@ -23,7 +23,7 @@ from .const import LOGGER
 from .gpu.backend import SelectionBackend
 from .memory import intake, redaction, replay
 from .memory.journal import Journal
-from .memory.pipeline import IntakeInput, spoken
+from .memory.pipeline import IntakeInput, said_by
 from .memory.qualification import Mode
 from .memory.spans import admit_source
 from .memory.store import MemoryStore
@@ -179,7 +179,7 @@ class MemoryWriter:
         names = await async_user_names(self._hass)
         fetched = await self._embedder.prefetch(
             [
-                spoken(item.text, names.get(item.actor))
+                said_by(item.text, item.actor, names)
                 for item in items
                 if admit_source(item.text) is None
             ]

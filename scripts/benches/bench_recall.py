@@ -27,7 +27,7 @@ same embeddings:
   block before this rule; these embeddings are fetched apart, without E5's prefixes);
 - every other method uses the embeddings Alto stores and queries with now, E5's ``passage: ``
   and ``query: `` prefixes (`memory.instructions`), each memory after its speaker's name
-  (`memory.pipeline.spoken`):
+  (`memory.pipeline.said_by`):
 - exact int8 cosine: over every row;
 - Chroma HNSW: the store's records in a collection with Chroma's default index, queried with
   the question's embedding;

@@ -194,22 +194,22 @@ def test_scores_are_fused_not_ranks() -> None:
         row(3, "Leo's party is at the bowling alley.", day=1),
         *FILLERS,
     ]
-    ranked = rank(rows, [600, 800, 790, 300, 100], "Where's Leo's coat?", {leo: "Leo"})
+    ranked = rank(rows, [760, 800, 790, 300, 100], "Where's Leo's coat?", {leo: "Leo"})
     assert [r.id for r in ranked][:3] == [1, 2, 3]
 
 
-def test_the_fused_score_weighs_cosine_three_to_lexical_two() -> None:
-    """The whole lexical span weighs two thirds of the whole cosine span.
+def test_the_fused_score_weighs_cosine_four_to_lexical_one() -> None:
+    """The whole lexical span weighs a quarter of the whole cosine span.
 
     Only the boiler row holds the asked word (b' = 1 against 0); the tea row has the highest
-    cosine (c' = 1). The boiler row comes first once 3 c' + 2 > 3, that is c' > 1/3.
+    cosine (c' = 1). The boiler row comes first once 4 c' + 1 > 4, that is c' > 3/4.
     """
     rows = [
         row(1, "The boiler is in the cellar.", day=1),
         row(2, "Mum likes tea.", day=2),
         row(3, "Ana is coming at seven.", day=0),
     ]
-    for cosine, first in ((101, 1), (100, 2)):  # at 100 they tie, and the newer row wins
+    for cosine, first in ((226, 1), (225, 2)):  # at 225 they tie, and the newer row wins
         assert rank(rows, [cosine, 300, 0], "Where is the boiler?")[0].id == first, cosine
 
 

@@ -17,7 +17,7 @@ final, which `refuse` journals so the source is not tried again.
    conversation input falls back to mode 1); mode 0 retains nothing automatically;
 2. admission of every input (`pipeline.check_batch`); in mode 2 every call-1 prompt and output
    reservation is checked before the first call;
-3. one `embed` call for the source texts, each after its speaker's name (`pipeline.spoken`):
+3. one `embed` call for the source texts, each after its speaker's name (`pipeline.said_by`):
    the source rows' vectors and the selection queries;
 4. mode 2: call 1 per input, strict parse; then the pre-write selection, correction table and
    call 2 per input with accepted statements, strict parse; one `embed` call for every quote;
@@ -72,8 +72,8 @@ from .pipeline import (
     plan_statements,
     quotes,
     repeat_of,
+    said_by,
     source_row,
-    spoken,
 )
 from .profile import processor_digest, profile_digest
 from .prompts import Message
@@ -292,7 +292,7 @@ async def run_intake(
 
     `accepted`: the inputs are pending sources (`accept`), accepted with this `mode`; the entry
     resolves them. `names` maps user ids to names: each text is embedded after its speaker's
-    (`pipeline.spoken`).
+    (`pipeline.said_by`).
     """
     batch = list(batch)
     if mode not in tuple(Mode):
@@ -316,7 +316,7 @@ async def run_intake(
         if isinstance(planned, Refusal):
             return _refused(planned, effective)
         plans = planned
-    said = [spoken(item.text, names.get(item.actor)) for item in batch]
+    said = [said_by(item.text, item.actor, names) for item in batch]
     vectors = await _embed(embed, said, store.state.dim)
     if isinstance(vectors, Refusal):
         return _refused(vectors, effective)
@@ -329,7 +329,7 @@ async def run_intake(
             return _refused(done, effective)
         interpretations = done
     texts = [
-        spoken(quote, names.get(item.actor))
+        said_by(quote, item.actor, names)
         for item, done in zip(batch, interpretations, strict=False)
         for quote in quotes(done.plan, done.classification)
     ]
@@ -532,7 +532,7 @@ async def remember(
     if refusal is not None:
         at = writes[refusal.input_index] if refusal.input_index is not None else None
         return _refused(Refusal(refusal.reason, at, refusal.detail), Mode.EXPLICIT)
-    said = [spoken(batch[i].text, names.get(batch[i].actor)) for i in writes]
+    said = [said_by(batch[i].text, batch[i].actor, names) for i in writes]
     vectors = await _embed(embed, said, store.state.dim)
     if isinstance(vectors, Refusal):
         return _refused(vectors, Mode.EXPLICIT)

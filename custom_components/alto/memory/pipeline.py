@@ -15,7 +15,7 @@ derived from the same recorded responses and vectors.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -199,14 +199,16 @@ class ClassificationPlan:
     schema: Schema | None
 
 
-def spoken(text: str, speaker: str | None) -> str:
+def said_by(text: str, actor: str | None, names: Mapping[str, str]) -> str:
     """What is embedded of a memory: its text, after the name of who said it, if known.
 
-    "I take my pill with breakfast" is about Walt when Walt says it: "Walt said: I take my pill
-    with breakfast" is what a question about Walt finds, as the lexical score reads a memory
-    beside its speaker's name. The name is the one they had when it was embedded.
+    `names` maps user ids to names. "I take my pill with breakfast" is about Walt when Walt
+    says it: "Walt said: I take my pill with breakfast" is what a question about Walt finds, as
+    the lexical score reads a memory beside its speaker's name. The name is the one they had
+    when it was embedded.
     """
-    return f"{speaker} said: {text}" if speaker else text
+    name = names.get(actor) if actor else None
+    return f"{name} said: {text}" if name else text
 
 
 def query_codes(vector: bytes) -> np.ndarray:

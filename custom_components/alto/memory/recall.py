@@ -14,7 +14,8 @@ all on integers and ids, so the same store and utterance always give the same bl
    integers; ties go to the newer row. Scores, not ranks, are fused: a rare asked word ("coat")
    that one row holds lifts it by how far it stands out, where a rank fusion gave it only the
    place a row holding a common name also gets. The lexical score reads who said a row beside
-   its quote: people speak of themselves as "I" and are asked about by name.
+   its quote, as the row's embedding does (`pipeline.said_by`): people speak of themselves as
+   "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
    rows said before B) and they speak of the same thing (`shares_subject`): the content words
@@ -57,7 +58,7 @@ from .records import (
 from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 
 # The fused score's parts: chosen on the recall bench's household set, with memories embedded
-# after their speaker's name (`pipeline.spoken`): 3:1 and 4:1 put the answer first most often
+# after their speaker's name (`pipeline.said_by`): 3:1 and 4:1 put the answer first most often
 # there, and 4:1 kept the held-out set's non-facts within its goal.
 COSINE_WEIGHT = 4
 LEXICAL_WEIGHT = 1
