@@ -10,12 +10,12 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
 - `household.json`: the set the rules and constants were chosen on;
 - `heldout.json`: written apart from it, and measured beside it while rules were tried (a rule
   that failed it was not adopted), so not blind;
-- `blind.json` to `blind9.json`: each written by someone who saw neither Alto's code nor the
+- `blind.json` to `blind11.json`: each written by someone who saw neither Alto's code nor the
   other sets' contents, after the rules were fixed, and first run on a committed rule. The honest
   estimate of how recall does on a household no rule was fitted to. Their writers were asked
   for questions that mostly share no distinctive word with the answer, blind3's for questions
-  that sometimes share its key nouns; blind4 to blind9 were asked most firmly, and are the
-  hardest. blind8 and blind9 were written after speakers' names came into the embeddings and
+  that sometimes share its key nouns; blind4 to blind11 were asked most firmly, and are the
+  hardest. blind8 to blind11 were written after speakers' names came into the embeddings and
   first run on that rule and the one before it, side by side.
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
@@ -96,6 +96,7 @@ ALIASES = {
     "blind5": {"marg": ["Nana"]},
     "blind6": {"judy": ["Grandma"]},
     "blind9": {"pieter": ["Oupa"]},
+    "blind10": {"emrys": ["Taid"]},
 }
 NON_FACTS = {"question", "command", "ack"}
 GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact in top 3 <= 10 %"
@@ -261,7 +262,7 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
 
 
 @pytest.mark.parametrize(
-    "name", ["household", "heldout", *(f"blind{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8, 9))]
+    "name", ["household", "heldout", *(f"blind{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))]
 )
 async def test_recall(
     hass: HomeAssistant,
