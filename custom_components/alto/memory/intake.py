@@ -292,7 +292,7 @@ async def run_intake(
 
     `accepted`: the inputs are pending sources (`accept`), accepted with this `mode`; the entry
     resolves them. `names` maps user ids to names: each text is embedded after its speaker's
-    (`pipeline.said_by`).
+    name (`pipeline.said_by`).
     """
     batch = list(batch)
     if mode not in tuple(Mode):
@@ -328,11 +328,15 @@ async def run_intake(
         if isinstance(done, Refusal):
             return _refused(done, effective)
         interpretations = done
-    texts = [
-        said_by(quote, item.actor, names)
-        for item, done in zip(batch, interpretations, strict=False)
-        for quote in quotes(done.plan, done.classification)
-    ]
+    texts = (
+        [
+            said_by(quote, item.actor, names)
+            for item, done in zip(batch, interpretations, strict=True)
+            for quote in quotes(done.plan, done.classification)
+        ]
+        if interpretations  # mode 2: one per input
+        else []
+    )
     quote_vectors = await _embed(embed, texts, len(vectors[0]) // 4)
     if isinstance(quote_vectors, Refusal):
         return _refused(quote_vectors, effective)
