@@ -69,6 +69,7 @@ from .memory_reports import (
     MEMORY_FULL,
     STORE_ERROR,
     IntakeReport,
+    ReembedReport,
     failed,
     fire_report,
     log_refused_turn,
@@ -388,6 +389,17 @@ class MemoryOrgan:
                 await self._writer.async_changed_rows()
             gone = set(report.ids)
             await self._async_tell_forgotten([row for row in before if row.id in gone])
+        return report
+
+    async def async_reembed(self) -> ReembedReport:
+        """Embed every stored memory again, as a memory is embedded now (`alto.reembed`)."""
+        report = await self._writer.async_reembed(self._settings.embedding_model)
+        LOGGER.info(
+            "Embedded %d of %d memories again%s",
+            report.reembedded,
+            report.total,
+            f", stopped: {report.reason}" if report.reason else "",
+        )
         return report
 
     @callback

@@ -25,6 +25,9 @@ STORE_ERROR = "store_error"  # nothing was written
 STORE_PENDING = "store_pending"  # journaled; the store catches up before the next write
 JOURNAL_DAMAGED = "journal_damaged"  # the journal does not verify: nothing is written
 MEMORY_FULL = "memory_full"  # authored memories alone reach max_memories: nothing is written
+EMBEDDING_FAILED = "embedding_failed"  # re-embedding: the embedding model failed
+EMBEDDING_DIMENSION = "embedding_dimension"  # re-embedding: the model's vectors are another size
+REEMBED_RUNNING = "reembed_running"  # re-embedding: already running
 
 
 @dataclass(slots=True)
@@ -50,6 +53,30 @@ class IntakeReport:
             translation_domain=DOMAIN,
             translation_key="forget_refused" if self.op == "forget" else "memory_refused",
             translation_placeholders={"reason": self.reason or "unknown"},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedReport:
+    """What re-embedding did: memories embedded again of those stored, and why it stopped."""
+
+    reembedded: int
+    total: int
+    reason: str | None = None  # None: every memory was embedded again
+
+    def raise_if_stopped(self) -> dict[str, int]:
+        """The service's response, or the translated error of a re-embedding that stopped."""
+        if self.reason is None:
+            return {"reembedded": self.reembedded}
+        if self.reason in (STORE_ERROR, STORE_PENDING, JOURNAL_DAMAGED, REEMBED_RUNNING):
+            raise HomeAssistantError(translation_domain=DOMAIN, translation_key=self.reason)
+        # The model failed or answered another size (a value intake refuses counts as failed).
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="reembed_dimension"
+            if self.reason == EMBEDDING_DIMENSION
+            else "reembed_failed",
+            translation_placeholders={"done": str(self.reembedded), "total": str(self.total)},
         )
 
 

@@ -1,4 +1,4 @@
-"""The memory organ's writes: accepts, remembers and forgets, in order, batched.
+"""The memory organ's writes: accepts, remembers, forgets and re-embedding, in order, batched.
 
 Accepts need no lock of this module (`memory.intake` appends under `Journal.lock`, and an
 accept changes no row); remember, forget and interpretation (`memory_interpretation`) change
@@ -23,17 +23,22 @@ from .const import LOGGER
 from .gpu.backend import SelectionBackend
 from .memory import intake, redaction, replay
 from .memory.journal import Journal
-from .memory.pipeline import IntakeInput, said_by
+from .memory.pipeline import MAX_BATCH, IntakeInput, said_by
 from .memory.qualification import Mode
+from .memory.reasons import Reason
 from .memory.spans import admit_source
 from .memory.store import MemoryStore
 from .memory_batching import Coalescer
 from .memory_embedding import Embedder, async_user_names
 from .memory_reports import (
+    EMBEDDING_DIMENSION,
+    EMBEDDING_FAILED,
     JOURNAL_DAMAGED,
+    REEMBED_RUNNING,
     STORE_ERROR,
     STORE_PENDING,
     IntakeReport,
+    ReembedReport,
     failed,
     report_of,
 )
@@ -72,6 +77,7 @@ class MemoryWriter:
         self._changed = changed
         self.rows_lock = asyncio.Lock()
         self.closed = False
+        self._reembedding = False
         self._store_behind = False  # a journaled write failed to reach the store
         self._accepts: Coalescer[IntakeInput, IntakeReport] = Coalescer(
             hass, "alto_memory_accept", self._async_commit_accepts
@@ -105,6 +111,70 @@ class MemoryWriter:
                 except Exception as err:  # noqa: BLE001 - a store failure is one report
                     report = self.write_failed(err, "forget")
         return report
+
+    async def async_reembed(self, model: str) -> ReembedReport:
+        """Embed every stored memory again as intake embeds one now (`alto.reembed`).
+
+        For a store written before the embedding model's role prefixes or the speakers' names
+        were embedded, or with another model of the same size: recall compares a question with
+        memories embedded one way. It goes 64 memories at a time, each batch embedded before
+        `rows_lock` and written as one ``reembed`` entry, so turns go on writing in between; a
+        memory written meanwhile is already embedded this way. A failure stops it where it is:
+        what was done stays done, and calling it again does it all again.
+        """
+        if self._reembedding:
+            return ReembedReport(0, 0, REEMBED_RUNNING)
+        self._reembedding = True
+        try:
+            return await self._async_reembed(model)
+        finally:
+            self._reembedding = False
+
+    async def _async_reembed(self, model: str) -> ReembedReport:
+        ids = await self._hass.async_add_executor_job(self.store.ids)
+        names = await async_user_names(self._hass)
+        done = 0
+        try:
+            for start in range(0, len(ids), MAX_BATCH):
+                rows = await self._hass.async_add_executor_job(
+                    self.store.get, ids[start : start + MAX_BATCH]
+                )
+                if not rows:
+                    continue
+                said = [said_by(row.document, row.actor, names) for row in rows]
+                try:
+                    vectors = await self._embedder.documents(said)
+                except Exception as err:  # noqa: BLE001 - any model failure stops it here
+                    LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
+                    return ReembedReport(done, len(ids), EMBEDDING_FAILED)
+                dim = self.store.state.dim
+                if dim is not None and any(len(vector) != dim for vector in vectors):
+                    return ReembedReport(done, len(ids), EMBEDDING_DIMENSION)
+                async with self.rows_lock:
+                    report = self.unwritable("reembed") or await self.async_catch_up("reembed")
+                    if report is not None:
+                        return ReembedReport(done, len(ids), report.reason)
+                    result = await intake.reembed(
+                        [row.id for row in rows],
+                        vectors,
+                        model=model,
+                        store=self.store,
+                        journal=self.journal,
+                        run_blocking=self._hass.async_add_executor_job,
+                    )
+                    if result.admitted:
+                        done += len(result.ids[0])
+                        await self._hass.async_add_executor_job(
+                            load_selection, self.selection, self.store
+                        )
+                    elif result.refusal is not None and result.refusal.reason != Reason.UNKNOWN_ID:
+                        return ReembedReport(done, len(ids), result.refusal.reason.value)
+        except Exception as err:  # noqa: BLE001 - a store failure stops it here
+            return ReembedReport(done, len(ids), self.write_failed(err, "reembed").reason)
+        finally:
+            if done:
+                self._changed()
+        return ReembedReport(done, len(ids), None)
 
     def unwritable(self, op: str) -> IntakeReport | None:
         """Why nothing may be written now, if so: closed, or a damaged journal."""

@@ -34,6 +34,7 @@ SERVICE_RECALL = "recall"
 SERVICE_REPLAY = "replay"
 SERVICE_QUALIFY = "qualify"
 SERVICE_PURGE = "purge"
+SERVICE_REEMBED = "reembed"
 SERVICE_REFLECT = "reflect"
 SERVICE_SYNTHESIZE = "synthesize"
 ATTR_ENTRY_ID = "config_entry_id"
@@ -177,6 +178,10 @@ async def _async_replay(call: ServiceCall) -> dict[str, Any]:
     return await _memory(call).async_replay()
 
 
+async def _async_reembed(call: ServiceCall) -> dict[str, Any]:
+    return (await _memory(call).async_reembed()).raise_if_stopped()
+
+
 async def _async_qualify(call: ServiceCall) -> dict[str, Any]:
     return await _memory(call).async_qualify()
 
@@ -250,6 +255,7 @@ def async_register_services(hass: HomeAssistant) -> None:
         (SERVICE_REPLAY, _async_replay, ENTRY_SCHEMA, SupportsResponse.ONLY),
         (SERVICE_QUALIFY, _async_qualify, ENTRY_SCHEMA, SupportsResponse.ONLY),
         (SERVICE_PURGE, _async_purge, PURGE_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_REEMBED, _async_reembed, ENTRY_SCHEMA, SupportsResponse.OPTIONAL),
     ):
         async_register_admin_service(hass, DOMAIN, name, handler, schema, response)
     hass.services.async_register(

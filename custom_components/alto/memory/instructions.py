@@ -9,8 +9,8 @@ prefix; the family is read from the configured model name (what `/api/show` repo
 is the architecture, "bert" for e5 and BGE alike). A model of no listed family gets none.
 
 Changing the embedding model (or this table) leaves earlier rows embedded as they were: a store
-keeps working, with some loss of recall for rows embedded the other way, until they are
-written again.
+keeps working, with some loss of recall for rows embedded the other way, until `alto.reembed`
+embeds them again (`intake.reembed`).
 """
 
 from __future__ import annotations

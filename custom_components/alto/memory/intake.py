@@ -1,4 +1,4 @@
-"""Intake: the only writers of memory (`accept`, `run_intake`, `refuse`, `remember`, `forget`).
+"""Intake, the only writers of memory: accept, run_intake, refuse, remember, forget, reembed.
 
 All follow one order: decide everything in memory, append the journal entry (fsync'd), then
 apply the mutation to the store. Any refusal happens before the journal append, so a refused
@@ -53,7 +53,7 @@ from typing import Any, cast
 import numpy as np
 
 from . import redaction
-from .journal import REDACT, Journal
+from .journal import REDACT, REEMBED, Journal
 from .parse import Classification, parse_statements
 from .pending import ACCEPT, REFUSE
 from .pipeline import (
@@ -71,6 +71,7 @@ from .pipeline import (
     plan_classification,
     plan_statements,
     quotes,
+    reembedded,
     repeat_of,
     said_by,
     source_row,
@@ -565,6 +566,64 @@ async def remember(
         for i in range(len(batch))
     )
     return IntakeResult(True, Mode.EXPLICIT, Status.OK, None, sequence, ids)
+
+
+async def reembed(
+    ids: Sequence[int],
+    vectors: Sequence[Sequence[float]],
+    *,
+    model: str,
+    store: MemoryStore,
+    journal: Journal,
+    run_blocking: RunBlocking = _inline,
+) -> IntakeResult:
+    """Give 1..64 stored memories new vectors (`alto.reembed`); nothing else of them changes.
+
+    `vectors` are the embeddings of `ids`' texts as intake embeds a text now (the caller asks
+    the model), all of the store's dimension; `model` names the embedding model, for the record.
+    A memory forgotten meanwhile is passed over. One ``reembed`` entry::
+
+        {"op": "reembed", "request": {"ids", "model"}, "mutation", "vectors"}
+
+    whose mutation upserts each row as stored with its new vector: `replay` checks every row
+    against the state (`pipeline.reembedded`), and a later forget erases the row's text and
+    vector from this entry as from the one that wrote it (`redaction.plan`).
+    """
+    if not 1 <= len(ids) <= MAX_BATCH or len(vectors) != len(ids):
+        return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(ids)} memories"))
+    checked = await _embed(_given(vectors), [str(row_id) for row_id in ids], store.state.dim)
+    if isinstance(checked, Refusal):
+        return _refused(checked)
+    vector_of = dict(zip(ids, checked, strict=True))
+
+    def build(sequence: int) -> Built[None] | Refusal:
+        kept = [row_id for row_id in vector_of if store.state.get(row_id) is not None]
+        if not kept:
+            return Refusal(Reason.UNKNOWN_ID, detail="every memory was forgotten")
+        mutation = Mutation(sequence, reembedded(store.state, kept, [vector_of[i] for i in kept]))
+        body = {
+            "op": REEMBED,
+            "request": {"ids": kept, "model": model},
+            "mutation": mutation.to_json(),
+            "vectors": mutation.vectors_json(),
+        }
+        return body, mutation, None
+
+    published = await _publish(journal, store, run_blocking, build)
+    if isinstance(published, Refusal):
+        return _refused(published)
+    mutation = published[0]
+    written = tuple(row.id for row in mutation.upsert)
+    return IntakeResult(True, None, Status.OK, None, mutation.sequence, (written,))
+
+
+def _given(vectors: Sequence[Sequence[float]]) -> Embed:
+    """An embed function answering with `vectors` (checked as any model's answer is)."""
+
+    async def embed(_texts: list[str]) -> list[list[float]]:
+        return [list(vector) for vector in vectors]
+
+    return embed
 
 
 async def forget(

@@ -3,7 +3,7 @@
 Every line is the canonical JSON (`records.canonical_json`) of one entry::
 
     {"sequence": n, "prev": <hash of entry n-1, or 64 zeros for n = 1>, "hash": <own hash>,
-     "op": "intake" | "remember" | "forget" | "accept" | "refuse", ...,
+     "op": "intake" | "remember" | "forget" | "accept" | "refuse" | "reembed", ...,
      "pending_from": <oldest pending accept entry, only while one is pending>}
 
 `hash` is the SHA-256 hex of the canonical JSON of the entry without its `hash` key. Sequence n
@@ -64,6 +64,7 @@ def entry_hash(entry: dict[str, Any]) -> str:
 
 
 REDACT = "redact"  # a forget entry's list of the tombstones it authorizes
+REEMBED = "reembed"  # the op that gives stored rows new vectors
 
 type Authorizations = dict[int, set[tuple[str, str]]]
 

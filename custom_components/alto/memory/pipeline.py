@@ -345,6 +345,16 @@ def explicit_rows(
     return tuple(rows)
 
 
+def reembedded(state: MemoryState, ids: Sequence[int], vectors: Sequence[bytes]) -> tuple[Row, ...]:
+    """Stored rows `ids` with new vectors and nothing else changed (`intake.reembed`).
+
+    Their id, text, provenance, status and sequence stay: a memory embedded again is the same
+    memory, found by a new embedding. KeyError for an id not stored.
+    """
+    rows = state.rows_of(ids)
+    return tuple(replace(row, vector=vector) for row, vector in zip(rows, vectors, strict=True))
+
+
 def repeat_of(item: IntakeInput, state: MemoryState) -> int | None:
     """The id of the stored explicit memory `item` repeats, or None.
 

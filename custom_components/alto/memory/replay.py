@@ -17,10 +17,11 @@ same `pipeline` stages intake ran, from the recorded request, raw model outputs 
 
 An ``accept`` entry is checked for admission (against the state and the sources still pending)
 and an empty mutation; a ``refuse`` entry for a final reason and an empty mutation; a
-``remember`` entry re-derives one explicit row per input (`pipeline.explicit_rows`). Replay keeps
-the pending sources (`pending.Pending`) entry by entry: an ``intake`` or ``refuse`` entry must
-resolve sources pending exactly as accepted, and every entry's ``pending_from`` must be the one
-this set gives (reason ``pending``).
+``remember`` entry re-derives one explicit row per input (`pipeline.explicit_rows`); a
+``reembed`` entry re-derives its rows as held, with the recorded vectors of the state's
+dimension (`pipeline.reembedded`). Replay keeps the pending sources (`pending.Pending`) entry
+by entry: an ``intake`` or ``refuse`` entry must resolve sources pending exactly as accepted,
+and every entry's ``pending_from`` must be the one this set gives (reason ``pending``).
 
 The historical decision is checked as recorded: today's qualification table plays no part.
 The result is ``{"entries": n, "ok": bool, "first_mismatch": 0-based entry index | None,
@@ -43,6 +44,7 @@ from typing import Any
 from .corrections import eligible
 from .journal import (
     GENESIS,
+    REEMBED,
     Authorizations,
     Journal,
     authorizations,
@@ -70,6 +72,7 @@ from .pipeline import (
     plan_statements,
     query_codes,
     quotes,
+    reembedded,
     source_row,
 )
 from .profile import processor_digest, profile_digest
@@ -262,6 +265,13 @@ def derive(
         return Mutation(
             sequence, delete=_ok(forget_ids(request["ids"], request["viewer"] or None, state))
         )
+    if op == REEMBED:
+        ids = request["ids"]
+        held = [row_id for row_id in ids if state.get(row_id) is not None]
+        _check(bool(ids) and held == ids and len(set(ids)) == len(ids), "reembed")
+        _check(len(vectors) == len(ids), "vectors")
+        _check(all(len(vector) == 4 * (state.dim or 0) for vector in vectors), "vectors")
+        return Mutation(sequence, reembedded(state, ids, vectors))
     batch = [IntakeInput.from_json(item) for item in request["inputs"]]
     if op == REFUSE:
         _check(vectors == [] and entry["reason"] in _FINAL, "refusal")

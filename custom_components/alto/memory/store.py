@@ -434,6 +434,11 @@ class MemoryStore:
                 return []
             return [row for row in map(self.state.get, chosen) if row is not None]
 
+    def ids(self) -> list[int]:
+        """Every stored row's id, current or superseded, in object-id order."""
+        with self._lock:
+            return [row.id for row in self.state.rows()]
+
     def has_rows(self) -> bool:
         """Whether any row is stored, current or superseded."""
         with self._lock:

@@ -1,0 +1,287 @@
+"""Re-embedding: stored memories get new vectors, journaled, replayable, and still forgettable.
+
+A store written with one embedding (here `old_embed`, as a store written before the speakers'
+names were embedded) is embedded again 64 rows at a time (`intake.reembed`): every row keeps
+everything but its vector, its codes become those of the new embedding in the state, in Chroma
+and in a replay; a forget after it leaves no byte of the text or vector in the ``reembed`` line.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from custom_components.alto.memory import redaction
+from custom_components.alto.memory.intake import StoreBehind, forget, reembed, remember
+from custom_components.alto.memory.journal import Journal, entry_hash
+from custom_components.alto.memory.pipeline import (
+    MAX_BATCH,
+    IntakeInput,
+    embedding_codes,
+    said_by,
+)
+from custom_components.alto.memory.reasons import Reason
+from custom_components.alto.memory.records import Row, canonical_json
+from custom_components.alto.memory.replay import reconcile, replay, replay_state
+from custom_components.alto.memory.store import MemoryStore
+
+from ..on_disk import holding
+from .conftest import USER_A, FakeModel, fake_embed, journal_bytes, open_store
+from .test_intake import intake, many
+
+NAMES = {USER_A: "Alice"}
+SECRET = "My bank PIN is 4821 and the safe code is 9917."
+
+
+async def old_embed(texts: list[str]) -> list[list[float]]:
+    """Another embedding of the same size: the fake one, reversed."""
+    return [vector[::-1] for vector in await fake_embed(texts)]
+
+
+def _fields(store: MemoryStore) -> list[Row]:
+    """Every row as stored, without its vector (the state keeps codes, not vectors)."""
+    return store.state.rows()
+
+
+def _codes(store: MemoryStore) -> np.ndarray:
+    return store.state.codes(store.state.rows())
+
+
+async def _expected(store: MemoryStore) -> np.ndarray:
+    """The codes of every row embedded as intake embeds it now, after its speaker's name."""
+    rows = store.state.rows()
+    vectors = await fake_embed([said_by(row.document, row.actor, NAMES) for row in rows])
+    return np.stack([embedding_codes(vector) for vector in vectors])
+
+
+async def _reembed_all(store: MemoryStore, journal: Journal) -> int:
+    """Embed every row again, 64 at a time, as the writer does; return how many."""
+    ids = store.ids()
+    done = 0
+    for start in range(0, len(ids), MAX_BATCH):
+        rows = store.get(ids[start : start + MAX_BATCH])
+        vectors = await fake_embed([said_by(row.document, row.actor, NAMES) for row in rows])
+        result = await reembed(
+            [row.id for row in rows], vectors, model="fake", store=store, journal=journal
+        )
+        assert result.admitted, result
+        done += len(result.ids[0])
+    return done
+
+
+async def _history(store: MemoryStore, journal: Journal) -> int:
+    """Mode-2 turns and explicit memories embedded the old way; returns the secret's id."""
+    model = FakeModel()
+    await intake(many(40), store, journal, model, embed=old_embed)
+    said = await intake(
+        [IntakeInput(SECRET, "t/secret", owner=USER_A, scope=USER_A, actor=USER_A)],
+        store,
+        journal,
+        model,
+        embed=old_embed,
+    )
+    await remember(
+        [IntakeInput("The spare key hangs by the garage door.", "t/kept", actor=USER_A)],
+        store=store,
+        journal=journal,
+        embed=old_embed,
+    )
+    return said.ids[0][0]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> tuple[MemoryStore, Journal]:
+    """A store with a checkpoint, and its journal."""
+    return open_store(tmp_path), Journal(tmp_path / "journal.jsonl")
+
+
+async def test_every_row_gets_its_new_vector_and_keeps_everything_else(
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
+) -> None:
+    """New codes in the state, in Chroma and in a replay; every other field as it was."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        before = _fields(store)
+        assert len(before) > MAX_BATCH  # more than one entry
+        expected = await _expected(store)
+        assert not np.array_equal(_codes(store), expected)
+        assert await _reembed_all(store, journal) == len(before)
+        assert _fields(store) == before
+        assert np.array_equal(_codes(store), expected)
+    finally:
+        store.close()
+    lines = journal.path.read_bytes().splitlines()
+    ops = [json.loads(line)["op"] for line in lines]
+    assert ops[-2:] == ["reembed", "reembed"]
+    report, replayed = replay_state(journal.path)
+    assert report["ok"], report
+    assert np.array_equal(replayed.codes(replayed.rows()), expected)
+    # Chroma holds the new vectors: a store opened without its checkpoint reads them back.
+    reopened = open_store(tmp_path, with_checkpoint=False)
+    try:
+        assert _fields(reopened) == before
+        assert np.array_equal(_codes(reopened), expected)
+    finally:
+        reopened.close()
+
+
+async def test_another_size_or_a_bad_vector_is_refused_and_nothing_is_written(
+    home: tuple[MemoryStore, Journal],
+) -> None:
+    """A vector of another size, or a zero one, refuses the batch before the journal."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        before = journal_bytes(journal)
+        ids = store.ids()[:3]
+        for vectors in ([[1.0] * 17] * 3, [[0.0] * 16] * 3, [[1.0] * 16] * 2):
+            result = await reembed(ids, vectors, model="fake", store=store, journal=journal)
+            assert not result.admitted
+            assert result.refusal is not None
+            assert result.refusal.reason in (Reason.EMBEDDING_FAILED, Reason.BATCH_SIZE)
+        assert journal_bytes(journal) == before
+    finally:
+        store.close()
+
+
+async def test_a_memory_forgotten_meanwhile_is_passed_over(
+    home: tuple[MemoryStore, Journal],
+) -> None:
+    """Rows forgotten before the write are left out; with none left nothing is written."""
+    store, journal = home
+    try:
+        secret = await _history(store, journal)
+        other = store.ids()[0]
+        vectors = await fake_embed(["a", "b"])
+        assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
+        result = await reembed([other, secret], vectors, model="fake", store=store, journal=journal)
+        assert result.admitted
+        assert result.ids == ((other,),)
+        before = journal_bytes(journal)
+        result = await reembed([secret], vectors[:1], model="fake", store=store, journal=journal)
+        assert result.refusal is not None
+        assert result.refusal.reason is Reason.UNKNOWN_ID
+        assert journal_bytes(journal) == before
+    finally:
+        store.close()
+    assert replay(journal.path)["ok"]
+
+
+async def test_forgetting_after_it_erases_the_reembedded_text_and_vector(
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
+) -> None:
+    """The ``reembed`` lines lose a forgotten row's text and vector; the journal replays."""
+    store, journal = home
+    try:
+        secret = await _history(store, journal)
+        await _reembed_all(store, journal)
+        assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
+    finally:
+        store.close()
+    assert holding(tmp_path, (SECRET, "4821", "9917")) == {}
+    assert redaction.verify(journal.path)
+    report = replay(journal.path)
+    assert report["ok"], report
+    assert report["redacted"] >= 2  # the line that wrote it and the line that re-embedded it
+
+
+async def test_an_interpreted_row_forgotten_alone_loses_its_reembedded_vector(
+    home: tuple[MemoryStore, Journal],
+) -> None:
+    """Found by its id: its source keeps the words, so no text or source search finds it."""
+    store, journal = home
+    try:
+        secret = await _history(store, journal)
+        [assertion] = [
+            row.id for row in store.state.rows() if row.kind == 3 and SECRET in row.document
+        ]
+        assert assertion != secret
+        await _reembed_all(store, journal)
+        done = await forget([assertion], viewer=USER_A, store=store, journal=journal)
+        assert done.ids == ((assertion,),)
+    finally:
+        store.close()
+    lines = [json.loads(line) for line in journal.path.read_bytes().splitlines()]
+    again = [
+        (row["document"], vector)
+        for entry in lines
+        if entry["op"] == "reembed"
+        for row, vector in _upserted(entry)
+        if row["id"] == assertion
+    ]
+    assert again == [("", "")]
+    report = replay(journal.path)
+    assert report["ok"], report
+
+
+def _upserted(entry: dict[str, object]) -> list[tuple[dict[str, object], str]]:
+    mutation = entry["mutation"]
+    assert isinstance(mutation, dict)
+    vectors = entry["vectors"]
+    assert isinstance(vectors, list)
+    return list(zip(mutation["upsert"], vectors, strict=True))
+
+
+@pytest.mark.parametrize("tamper", ["status", "unknown_id", "size"])
+async def test_replay_refuses_a_reembed_that_is_not_one(
+    home: tuple[MemoryStore, Journal], tamper: str
+) -> None:
+    """A row changed beyond its vector, an id not stored or a vector of another size."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        ids = store.ids()[:2]
+        rows = store.get(ids)
+        vectors = await fake_embed([row.document for row in rows])
+        assert (await reembed(ids, vectors, model="fake", store=store, journal=journal)).admitted
+    finally:
+        store.close()
+    lines = journal.path.read_bytes().splitlines()
+    entry = json.loads(lines[-1])
+    row = entry["mutation"]["upsert"][0]
+    if tamper == "status":
+        row["status"] = "superseded"
+        reason = "mutation"
+    elif tamper == "unknown_id":
+        row["id"] = entry["request"]["ids"][0] = 99
+        reason = "reembed"
+    else:
+        vector = base64.b64decode(entry["vectors"][0]) + b"\0\0\0\0"
+        entry["vectors"][0] = base64.b64encode(vector).decode("ascii")
+        reason = "vectors"
+    entry["hash"] = entry_hash(entry)
+    lines[-1] = canonical_json(entry).encode("utf-8")
+    journal.path.write_bytes(b"\n".join(lines) + b"\n")
+    report = replay(journal.path)
+    assert report["first_mismatch"] == len(lines) - 1
+    assert report["reason"] == reason
+
+
+async def test_a_store_behind_catches_up_with_the_new_vectors(
+    tmp_path: Path, home: tuple[MemoryStore, Journal], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Journaled but not stored (a store failure): reconcile applies it."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        expected = await _expected(store)
+
+        def broken(_mutation: object) -> None:
+            raise OSError("disk full")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(store, "apply", broken)
+            with pytest.raises(StoreBehind):
+                await _reembed_all(store, journal)
+        reconcile(journal, store)
+        # The first batch reached the journal only; the rest are embedded again now.
+        await _reembed_all(store, journal)
+        assert np.array_equal(_codes(store), expected)
+    finally:
+        store.close()
+    assert replay(journal.path)["ok"]
