@@ -39,6 +39,7 @@ from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util import dt as dt_util
 
+from . import memory_freshness
 from .const import DOMAIN, LOGGER
 from .gpu.backend import CpuBackend, SelectionBackend, select_backend
 from .memory import redaction, replay
@@ -239,7 +240,16 @@ class MemoryOrgan:
             report_server_mismatch(hass, entry_id, server.host, checked)
         organ._interpreter.kick()
         organ._reader.warm(entry_id)
+        hass.async_create_background_task(
+            organ._async_check_embeddings(), f"alto_check_embeddings_{entry_id}"
+        )
         return organ
+
+    async def _async_check_embeddings(self) -> None:
+        """Whether the stored memories are embedded as a new one is (`memory_freshness`)."""
+        found = await memory_freshness.async_check(self._hass, self.store, self._embedder)
+        if found is not None and not self._writer.closed:
+            memory_freshness.report(self._hass, self._entry_id, found)
 
     async def _async_on_stop(self, _event: Event) -> None:
         self._unsub_stop = None  # fired: Home Assistant has removed the listener
@@ -394,6 +404,8 @@ class MemoryOrgan:
     async def async_reembed(self) -> ReembedReport:
         """Embed every stored memory again, as a memory is embedded now (`alto.reembed`)."""
         report = await self._writer.async_reembed(self._settings.embedding_model)
+        if report.reason is None:
+            memory_freshness.report(self._hass, self._entry_id, memory_freshness.Freshness(0, 0))
         LOGGER.info(
             "Embedded %d of %d memories again%s",
             report.reembedded,

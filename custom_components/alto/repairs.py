@@ -6,9 +6,12 @@ from typing import Any
 
 from homeassistant.components import assist_pipeline
 from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow, RepairsFlowResult
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
+from .coordinator import AltoConfigEntry
 from .local_intents import ISSUE_PREFIX
+from .memory_freshness import ISSUE_EMBEDDED_OTHERWISE
 
 
 class PreferLocalIntentsFlow(ConfirmRepairFlow):
@@ -31,11 +34,36 @@ class PreferLocalIntentsFlow(ConfirmRepairFlow):
         return await super().async_step_confirm(user_input)
 
 
+class EmbedAgainFlow(ConfirmRepairFlow):
+    """Embed every memory of the entry again (`alto.reembed`), in the background."""
+
+    def __init__(self, entry_id: str) -> None:
+        """The entry whose memories to embed again."""
+        self._entry_id = entry_id
+
+    async def async_step_confirm(
+        self, user_input: dict[str, str] | None = None
+    ) -> RepairsFlowResult:
+        """On confirmation, start it; it logs how many it did, and the next start checks again."""
+        entry: AltoConfigEntry | None = self.hass.config_entries.async_get_entry(self._entry_id)
+        if (
+            user_input is not None
+            and entry is not None
+            and entry.state is ConfigEntryState.LOADED
+            and (organ := entry.runtime_data.memory) is not None
+        ):
+            entry.async_create_background_task(
+                self.hass, organ.async_reembed(), f"alto_reembed_{self._entry_id}"
+            )
+        return await super().async_step_confirm(user_input)
+
+
 async def async_create_fix_flow(
     hass: HomeAssistant, issue_id: str, data: dict[str, Any] | None
 ) -> RepairsFlow:
-    """The fix flow of an Alto issue."""
-    # The only fixable issue, always created with its data.
-    assert issue_id.startswith(ISSUE_PREFIX)
+    """The fix flow of an Alto issue (every fixable one is created with its data)."""
     assert data is not None
-    return PreferLocalIntentsFlow(str(data["pipeline_id"]))
+    if issue_id.startswith(ISSUE_PREFIX):
+        return PreferLocalIntentsFlow(str(data["pipeline_id"]))
+    assert issue_id.startswith(ISSUE_EMBEDDED_OTHERWISE)
+    return EmbedAgainFlow(str(data["entry_id"]))

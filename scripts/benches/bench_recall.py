@@ -41,6 +41,10 @@ same embeddings:
   carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
   (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa).
 
+`test_recall_after_reembed` writes each set as a store was written before role prefixes and
+speakers' names (every text embedded as said), reads Alto's block, runs the `alto.reembed`
+action and reads it again.
+
 Columns: R@1, R@3 and R@16 (the answer first, among the first three, among the first
 MAX_REFERENCES, as many as the turn's block holds), how many corrected facts rank above their
 correction (or stand without it), and the share of questions with a question, command or

@@ -2,7 +2,8 @@
 
 Every stored memory is embedded again as a new one is (role prefix, the speaker's name now);
 Chroma holds the new vectors, the journal replays, and a model that fails or answers another
-size stops it with a translated error, having written nothing more.
+size stops it with a translated error, having written nothing more. After a start, memories
+embedded otherwise raise a repair issue whose fix embeds them again (`memory_freshness`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from homeassistant.components.repairs import repairs_flow_manager
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.alto.const import DOMAIN
 from custom_components.alto.memory.store import COLLECTION
+from custom_components.alto.memory_freshness import alike, spread
 
 from ..fake_ollama import FakeOllama, embed_text
 from .helpers import (
@@ -130,3 +136,75 @@ async def test_reembed_stops_with_a_translated_error_and_writes_nothing(
     assert raised.value.translation_placeholders == {"done": "0", "total": "2"}
     assert "0 of 2" in str(raised.value)
     assert (journal_bytes(hass, setup_alto), await _stored_vectors(hass)) == before
+
+
+def test_spread_takes_the_first_the_last_and_evenly_between() -> None:
+    """A sample over the whole store, oldest to newest."""
+    assert spread([1, 2, 3], 8) == [1, 2, 3]
+    assert spread(list(range(100)), 5) == [0, 25, 50, 74, 99]
+
+
+def test_alike_tells_one_embedding_from_another() -> None:
+    """Codes a few steps apart are alike; another text's or the other sign's are not."""
+    codes = np.arange(-64, 64, dtype=np.int8)
+    assert alike(codes, codes + np.int8(1))
+    assert not alike(codes, -codes)
+    assert not alike(codes, np.roll(codes, 7))
+
+
+async def _restart(hass: HomeAssistant, entry: MockConfigEntry) -> ir.IssueRegistry:
+    """Reload the entry and let its start-up check finish."""
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return ir.async_get(hass)
+
+
+async def test_memories_embedded_otherwise_raise_an_issue_whose_fix_embeds_them_again(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+    alice: Context,
+) -> None:
+    """Stored as Alice's, she is Alicia now: an issue after a start; its fix clears it."""
+    issue = f"memories_embedded_otherwise_{setup_alto.entry_id}"
+    assert (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue) is None
+    await hass.auth.async_update_user(hass_admin_user, name="Alicia")
+
+    found = (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue)
+    assert found is not None
+    assert found.is_fixable
+    assert found.translation_placeholders == {"otherwise": "2", "checked": "2"}
+
+    assert await async_setup_component(hass, "repairs", {})
+    manager = repairs_flow_manager(hass)
+    assert manager is not None
+    flow = await manager.async_init(DOMAIN, data={"issue_id": issue})
+    assert flow["step_id"] == "confirm"
+    await manager.async_configure(flow["flow_id"], {})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    lines = journal_file(hass, setup_alto).read_bytes().splitlines()
+    assert json.loads(lines[-1])["op"] == "reembed"
+    assert (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue) is None
+
+
+async def test_a_model_of_another_size_raises_an_issue_that_says_so(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry, alice: Context
+) -> None:
+    """Memories of 64 dimensions, a model of 72: an issue nothing here can fix."""
+    fake_ollama.embed_dim += 8
+    registry = await _restart(hass, setup_alto)
+    found = registry.async_get_issue(DOMAIN, f"memories_embedded_otherwise_{setup_alto.entry_id}")
+    assert found is not None
+    assert not found.is_fixable
+    assert found.translation_key == "embedding_size_changed"
+    assert found.translation_placeholders == {"model_size": "72", "store_size": "64"}
+
+
+async def test_a_model_that_does_not_answer_at_start_raises_nothing(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry, alice: Context
+) -> None:
+    """Checked at the next start instead."""
+    fake_ollama.fail_embed = 10
+    registry = await _restart(hass, setup_alto)
+    assert not [i for i in registry.issues.values() if i.domain == DOMAIN]

@@ -439,6 +439,12 @@ class MemoryStore:
         with self._lock:
             return [row.id for row in self.state.rows()]
 
+    def codes_of(self, ids: Sequence[int]) -> tuple[list[Row], np.ndarray]:
+        """The stored rows among `ids` and their int8 codes, read together."""
+        with self._lock:
+            rows = [row for row in map(self.state.get, ids) if row is not None]
+            return rows, self.state.codes(rows)
+
     def has_rows(self) -> bool:
         """Whether any row is stored, current or superseded."""
         with self._lock:
