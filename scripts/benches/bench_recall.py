@@ -270,7 +270,7 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
     return table
 
 
-SETS = ["household", "heldout", *(f"blind{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))]
+SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 16)))]
 
 
 @pytest.mark.parametrize("name", SETS)
