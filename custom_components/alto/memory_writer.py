@@ -155,7 +155,7 @@ class MemoryWriter:
                     if report is not None:
                         return ReembedReport(done, len(ids), report.reason)
                     result = await intake.reembed(
-                        [row.id for row in rows],
+                        rows,
                         vectors,
                         model=model,
                         store=self.store,

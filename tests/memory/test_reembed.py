@@ -65,9 +65,7 @@ async def _reembed_all(store: MemoryStore, journal: Journal) -> int:
     for start in range(0, len(ids), MAX_BATCH):
         rows = store.get(ids[start : start + MAX_BATCH])
         vectors = await fake_embed([said_by(row.document, row.actor, NAMES) for row in rows])
-        result = await reembed(
-            [row.id for row in rows], vectors, model="fake", store=store, journal=journal
-        )
+        result = await reembed(rows, vectors, model="fake", store=store, journal=journal)
         assert result.admitted, result
         done += len(result.ids[0])
     return done
@@ -138,9 +136,9 @@ async def test_another_size_or_a_bad_vector_is_refused_and_nothing_is_written(
     try:
         await _history(store, journal)
         before = journal_bytes(journal)
-        ids = store.ids()[:3]
+        rows = store.get(store.ids()[:3])
         for vectors in ([[1.0] * 17] * 3, [[0.0] * 16] * 3, [[1.0] * 16] * 2):
-            result = await reembed(ids, vectors, model="fake", store=store, journal=journal)
+            result = await reembed(rows, vectors, model="fake", store=store, journal=journal)
             assert not result.admitted
             assert result.refusal is not None
             assert result.refusal.reason in (Reason.EMBEDDING_FAILED, Reason.BATCH_SIZE)
@@ -149,21 +147,28 @@ async def test_another_size_or_a_bad_vector_is_refused_and_nothing_is_written(
         store.close()
 
 
-async def test_a_memory_forgotten_meanwhile_is_passed_over(
+async def test_a_memory_forgotten_or_rewritten_meanwhile_is_passed_over(
     home: tuple[MemoryStore, Journal],
 ) -> None:
-    """Rows forgotten before the write are left out; with none left nothing is written."""
+    """Rows forgotten or written again since they were read are left out; none left: nothing."""
     store, journal = home
     try:
         secret = await _history(store, journal)
-        other = store.ids()[0]
-        vectors = await fake_embed(["a", "b"])
+        [kept] = [row for row in store.state.rows() if row.source_id == "t/kept"]
+        [other, forgotten] = store.get([store.ids()[0], secret])
+        vectors = await fake_embed(["a", "b", "c"])
         assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
-        result = await reembed([other, secret], vectors, model="fake", store=store, journal=journal)
+        # The same text remembered again is the same memory, written again by this request.
+        again = IntakeInput(kept.document, "t/again", actor=USER_A)
+        await remember([again], store=store, journal=journal, embed=fake_embed)
+        assert store.get([kept.id])[0].sequence != kept.sequence
+        rows = [other, forgotten, kept]
+        result = await reembed(rows, vectors, model="fake", store=store, journal=journal)
         assert result.admitted
-        assert result.ids == ((other,),)
+        assert result.ids == ((other.id,),)
         before = journal_bytes(journal)
-        result = await reembed([secret], vectors[:1], model="fake", store=store, journal=journal)
+        rows = [forgotten, kept]
+        result = await reembed(rows, vectors[:2], model="fake", store=store, journal=journal)
         assert result.refusal is not None
         assert result.refusal.reason is Reason.UNKNOWN_ID
         assert journal_bytes(journal) == before
@@ -238,7 +243,7 @@ async def test_replay_refuses_a_reembed_that_is_not_one(
         ids = store.ids()[:2]
         rows = store.get(ids)
         vectors = await fake_embed([row.document for row in rows])
-        assert (await reembed(ids, vectors, model="fake", store=store, journal=journal)).admitted
+        assert (await reembed(rows, vectors, model="fake", store=store, journal=journal)).admitted
     finally:
         store.close()
     lines = journal.path.read_bytes().splitlines()

@@ -569,7 +569,7 @@ async def remember(
 
 
 async def reembed(
-    ids: Sequence[int],
+    rows: Sequence[Row],
     vectors: Sequence[Sequence[float]],
     *,
     model: str,
@@ -579,9 +579,11 @@ async def reembed(
 ) -> IntakeResult:
     """Give 1..64 stored memories new vectors (`alto.reembed`); nothing else of them changes.
 
-    `vectors` are the embeddings of `ids`' texts as intake embeds a text now (the caller asks
-    the model), all of the store's dimension; `model` names the embedding model, for the record.
-    A memory forgotten meanwhile is passed over. One ``reembed`` entry::
+    `rows` are the memories as they were read, `vectors` the embeddings of their texts as
+    intake embeds a text now (the caller asks the model), all of the store's dimension; `model`
+    names the embedding model, for the record. A memory forgotten or written again (a repeated
+    `remember`, by someone else perhaps) since it was read is passed over. One ``reembed``
+    entry::
 
         {"op": "reembed", "request": {"ids", "model"}, "mutation", "vectors"}
 
@@ -589,18 +591,22 @@ async def reembed(
     against the state (`pipeline.reembedded`), and a later forget erases the row's text and
     vector from this entry as from the one that wrote it (`redaction.plan`).
     """
-    if not 1 <= len(ids) <= MAX_BATCH or len(vectors) != len(ids):
-        return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(ids)} memories"))
-    checked = await _embed(_given(vectors), [str(row_id) for row_id in ids], store.state.dim)
+    if not 1 <= len(rows) <= MAX_BATCH or len(vectors) != len(rows):
+        return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(rows)} memories"))
+    checked = await _embed(_given(vectors), [row.document for row in rows], store.state.dim)
     if isinstance(checked, Refusal):
         return _refused(checked)
-    vector_of = dict(zip(ids, checked, strict=True))
+    read = {row.id: (row.sequence, vector) for row, vector in zip(rows, checked, strict=True)}
 
     def build(sequence: int) -> Built[None] | Refusal:
-        kept = [row_id for row_id in vector_of if store.state.get(row_id) is not None]
+        kept = [
+            row_id
+            for row_id, (written, _vector) in read.items()
+            if (held := store.state.get(row_id)) is not None and held.sequence == written
+        ]
         if not kept:
-            return Refusal(Reason.UNKNOWN_ID, detail="every memory was forgotten")
-        mutation = Mutation(sequence, reembedded(store.state, kept, [vector_of[i] for i in kept]))
+            return Refusal(Reason.UNKNOWN_ID, detail="every memory was forgotten or rewritten")
+        mutation = Mutation(sequence, reembedded(store.state, kept, [read[i][1] for i in kept]))
         body = {
             "op": REEMBED,
             "request": {"ids": kept, "model": model},
