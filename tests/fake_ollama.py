@@ -146,6 +146,16 @@ class FakeOllama:
         """Bodies of every /api/chat request, in order."""
         return [body for path, body in self.requests if path == "/api/chat"]
 
+    @property
+    def embedded_texts(self) -> list[str]:
+        """Every text sent to /api/embed, in order."""
+        return [
+            text
+            for path, body in self.requests
+            if path == "/api/embed"
+            for text in ([body["input"]] if isinstance(body["input"], str) else body["input"])
+        ]
+
     def reply(self, reply: ChatReply | str) -> None:
         """Queue the answer to the next chat request that no earlier queue entry answers."""
         self.queue.append(ChatReply.text(reply) if isinstance(reply, str) else reply)

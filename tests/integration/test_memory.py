@@ -455,23 +455,13 @@ async def test_turn_context_quotes_memories_with_who_and_when(
     assert bob_turn not in context
 
 
-def embedded_texts(fake: FakeOllama) -> list[str]:
-    """Every text sent to the embedding model, in order."""
-    return [
-        text
-        for path, body in fake.requests
-        if path == "/api/embed"
-        for text in ([body["input"]] if isinstance(body["input"], str) else body["input"])
-    ]
-
-
 async def test_memories_are_embedded_as_documents_and_utterances_as_queries(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
     """nomic-embed-text reads its role prefixes: stored texts as documents, the turn as a query."""
     await remember(hass, "The bins go out on Thursday")
     await converse_and_wait_for_background(hass, "When do the bins go out?")
-    assert embedded_texts(fake_ollama) == [
+    assert fake_ollama.embedded_texts == [
         "search_document: The bins go out on Thursday",
         "search_query: When do the bins go out?",  # the turn's memory block
         "search_document: When do the bins go out?",  # mode 1 keeps the turn's text
@@ -491,7 +481,7 @@ async def test_memories_are_embedded_after_the_name_of_who_said_them(
     alice = Context(user_id=hass_admin_user.id)
     await remember(hass, "I take my pill with breakfast", alice)
     await converse_and_wait_for_background(hass, "My dentist is on Friday.", context=alice)
-    assert embedded_texts(fake_ollama) == [
+    assert fake_ollama.embedded_texts == [
         "search_document: Alice said: I take my pill with breakfast",
         "search_query: My dentist is on Friday.",
         "search_document: Alice said: My dentist is on Friday.",

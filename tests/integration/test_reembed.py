@@ -38,16 +38,6 @@ PILL = "I take my pill with breakfast"
 DENTIST = "My dentist is on Friday."
 
 
-def embedded_texts(fake: FakeOllama) -> list[str]:
-    """Every text sent to /api/embed, in order."""
-    return [
-        text
-        for path, body in fake.requests
-        if path == "/api/embed"
-        for text in ([body["input"]] if isinstance(body["input"], str) else body["input"])
-    ]
-
-
 async def _stored_vectors(hass: HomeAssistant) -> dict[str, bytes]:
     """Document -> the embedding Chroma holds for it (float64 bytes, as `snapshot` reads it)."""
     contents = await store_contents(hass)
@@ -76,14 +66,14 @@ async def test_reembed_embeds_every_memory_again_after_its_speakers_name_now(
     alice: Context,
 ) -> None:
     """A renamed speaker's memories are embedded after her new name; the journal replays."""
-    assert embedded_texts(fake_ollama)[-1] == f"search_document: Alice said: {DENTIST}"
+    assert fake_ollama.embedded_texts[-1] == f"search_document: Alice said: {DENTIST}"
     await hass.auth.async_update_user(hass_admin_user, name="Alicia")
-    sent = len(embedded_texts(fake_ollama))
+    sent = len(fake_ollama.embedded_texts)
 
     assert await alto_service(hass, "reembed", {}, alice) == {"reembedded": 2}
 
     again = [f"search_document: Alicia said: {PILL}", f"search_document: Alicia said: {DENTIST}"]
-    assert sorted(embedded_texts(fake_ollama)[sent:]) == sorted(again)
+    assert sorted(fake_ollama.embedded_texts[sent:]) == sorted(again)
     dim = fake_ollama.embed_dim
     assert await _stored_vectors(hass) == {
         PILL: _as_stored(again[0], dim),
