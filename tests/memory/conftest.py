@@ -131,6 +131,12 @@ def open_store(tmp_path: Path, *, with_checkpoint: bool = True) -> MemoryStore:
 
 
 @pytest.fixture
+def home(tmp_path: Path) -> tuple[MemoryStore, Journal]:
+    """A store with a checkpoint, and its journal."""
+    return open_store(tmp_path), Journal(tmp_path / "journal.jsonl")
+
+
+@pytest.fixture
 def stemmed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The quotes the store's corpus stems (read anew, not from a checkpoint's image)."""
     read: list[str] = []

@@ -66,12 +66,6 @@ async def _history(store: MemoryStore, journal: Journal) -> tuple[int, int]:
     return said.ids[0][0], kept.ids[0][0]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> tuple[MemoryStore, Journal]:
-    """A store with a checkpoint, and its journal."""
-    return open_store(tmp_path), Journal(tmp_path / "journal.jsonl")
-
-
 async def test_forget_leaves_no_byte_and_the_journal_replays(
     tmp_path: Path, home: tuple[MemoryStore, Journal]
 ) -> None:

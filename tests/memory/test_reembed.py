@@ -91,12 +91,6 @@ async def _history(store: MemoryStore, journal: Journal) -> int:
     return said.ids[0][0]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> tuple[MemoryStore, Journal]:
-    """A store with a checkpoint, and its journal."""
-    return open_store(tmp_path), Journal(tmp_path / "journal.jsonl")
-
-
 async def test_every_row_gets_its_new_vector_and_keeps_everything_else(
     tmp_path: Path, home: tuple[MemoryStore, Journal]
 ) -> None:
