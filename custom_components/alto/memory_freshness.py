@@ -14,6 +14,10 @@ the prefix, without the name). A user renamed since is caught only when the name
 differ a little with the batch. A model that answers vectors of another size than the store's
 raises an issue that says so (intake refuses those vectors; `alto.reembed` cannot help). A model
 that does not answer is left for the next start.
+
+A rename is caught when it happens instead (`Renames`): a user renamed in Home Assistant while
+Alto runs, who said some of its memories, gets an issue of their own with the same fix. It
+persists across restarts (no sample finds it again), until a re-embedding finishes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.auth import EVENT_USER_UPDATED
+from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from .const import DOMAIN, LOGGER
@@ -32,6 +37,7 @@ from .memory_embedding import Embedder, async_user_names
 
 ISSUE_EMBEDDED_OTHERWISE = "memories_embedded_otherwise"
 ISSUE_EMBEDDING_SIZE = "embedding_size_changed"
+ISSUE_RENAMED = "memories_of_renamed_user"
 SAMPLE = 8  # memories embedded again after a start
 ALIKE = 0.99  # cosine of two codes of one text, one model (see the module docstring)
 
@@ -123,3 +129,67 @@ def report(hass: HomeAssistant, entry_id: str, found: Freshness) -> None:
         translation_placeholders={"otherwise": str(found.otherwise), "checked": str(found.checked)},
         data={"entry_id": entry_id},
     )
+
+
+@callback
+def clear(hass: HomeAssistant, entry_id: str) -> None:
+    """Every memory is embedded as a new one is: clear the entry's issues."""
+    ir.async_delete_issue(hass, DOMAIN, f"{ISSUE_EMBEDDED_OTHERWISE}_{entry_id}")
+    renamed = f"{ISSUE_RENAMED}_{entry_id}_"
+    for domain, issue in list(ir.async_get(hass).issues):
+        if domain == DOMAIN and issue.startswith(renamed):
+            ir.async_delete_issue(hass, DOMAIN, issue)
+
+
+class Renames:
+    """Raises an issue when a user whose memories are stored is renamed."""
+
+    def __init__(self, hass: HomeAssistant, entry_id: str, store: MemoryStore) -> None:
+        """Watch the users of `store`'s memories; `async_start` starts it."""
+        self._hass = hass
+        self._entry_id = entry_id
+        self._store = store
+        self._names: dict[str, str] = {}
+        self._unsub: CALLBACK_TYPE | None = None
+
+    async def async_start(self) -> None:
+        """Read the users' names now, then follow every change."""
+        self._names = await async_user_names(self._hass)
+        self._unsub = self._hass.bus.async_listen(EVENT_USER_UPDATED, self._async_updated)
+
+    @callback
+    def stop(self) -> None:
+        """Stop following."""
+        if self._unsub is not None:
+            self._unsub()
+            self._unsub = None
+
+    async def _async_updated(self, event: Event) -> None:
+        user_id = str(event.data.get("user_id", ""))
+        user = await self._hass.auth.async_get_user(user_id)
+        old, new = self._names.get(user_id), user.name if user is not None else None
+        if new:
+            self._names[user_id] = new
+        if not old or not new or old == new:  # a name given or removed is left to a start
+            return
+        issue = f"{ISSUE_RENAMED}_{self._entry_id}_{user_id}"
+        # Renamed again before a re-embedding: the memories still hold the first name.
+        if (raised := ir.async_get(self._hass).async_get_issue(DOMAIN, issue)) is not None:
+            old = (raised.translation_placeholders or {}).get("old", old)
+        if old == new:  # renamed back
+            ir.async_delete_issue(self._hass, DOMAIN, issue)
+            return
+        count = await self._hass.async_add_executor_job(self._store.count_said_by, user_id)
+        if not count:
+            return
+        ir.async_create_issue(
+            self._hass,
+            DOMAIN,
+            issue,
+            is_fixable=True,
+            is_persistent=True,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_RENAMED,
+            translation_placeholders={"old": old, "new": new, "count": str(count)},
+            data={"entry_id": self._entry_id},
+        )

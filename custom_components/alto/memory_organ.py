@@ -166,6 +166,7 @@ class MemoryOrgan:
         )
         self._reader = MemoryReader(hass, store=store, selection=selection, embedder=self._embedder)
         self._forget_listeners: list[ForgetListener] = []
+        self._renames = memory_freshness.Renames(hass, entry_id, store)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
         # so the next start finds a current checkpoint.
         self._retaining: asyncio.Task[None] | None = None  # forgetting past `max_memories`
@@ -243,6 +244,7 @@ class MemoryOrgan:
         hass.async_create_background_task(
             organ._async_check_embeddings(), f"alto_check_embeddings_{entry_id}"
         )
+        await organ._renames.async_start()
         return organ
 
     async def _async_check_embeddings(self) -> None:
@@ -265,6 +267,7 @@ class MemoryOrgan:
         if self._retaining is not None:  # a forget under way finishes; none starts after it
             await self._retaining
         self._writer.closed = True
+        self._renames.stop()
         if self._unsub_stop is not None:
             self._unsub_stop()
             self._unsub_stop = None
@@ -405,7 +408,7 @@ class MemoryOrgan:
         """Embed every stored memory again, as a memory is embedded now (`alto.reembed`)."""
         report = await self._writer.async_reembed(self._settings.embedding_model)
         if report.reason is None:
-            memory_freshness.report(self._hass, self._entry_id, memory_freshness.Freshness(0, 0))
+            memory_freshness.clear(self._hass, self._entry_id)
         LOGGER.info(
             "Embedded %d of %d memories again%s",
             report.reembedded,

@@ -11,7 +11,7 @@ from homeassistant.core import HomeAssistant
 
 from .coordinator import AltoConfigEntry
 from .local_intents import ISSUE_PREFIX
-from .memory_freshness import ISSUE_EMBEDDED_OTHERWISE
+from .memory_freshness import ISSUE_EMBEDDED_OTHERWISE, ISSUE_RENAMED
 
 
 class PreferLocalIntentsFlow(ConfirmRepairFlow):
@@ -65,5 +65,5 @@ async def async_create_fix_flow(
     assert data is not None
     if issue_id.startswith(ISSUE_PREFIX):
         return PreferLocalIntentsFlow(str(data["pipeline_id"]))
-    assert issue_id.startswith(ISSUE_EMBEDDED_OTHERWISE)
+    assert issue_id.startswith((ISSUE_EMBEDDED_OTHERWISE, ISSUE_RENAMED))
     return EmbedAgainFlow(str(data["entry_id"]))

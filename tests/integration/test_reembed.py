@@ -3,7 +3,8 @@
 Every stored memory is embedded again as a new one is (role prefix, the speaker's name now);
 Chroma holds the new vectors, the journal replays, and a model that fails or answers another
 size stops it with a translated error, having written nothing more. After a start, memories
-embedded otherwise raise a repair issue whose fix embeds them again (`memory_freshness`).
+embedded otherwise raise a repair issue whose fix embeds them again, and so does renaming a user
+who said some (`memory_freshness`).
 """
 
 from __future__ import annotations
@@ -166,13 +167,7 @@ async def test_memories_embedded_otherwise_raise_an_issue_whose_fix_embeds_them_
     assert found.is_fixable
     assert found.translation_placeholders == {"otherwise": "2", "checked": "2"}
 
-    assert await async_setup_component(hass, "repairs", {})
-    manager = repairs_flow_manager(hass)
-    assert manager is not None
-    flow = await manager.async_init(DOMAIN, data={"issue_id": issue})
-    assert flow["step_id"] == "confirm"
-    await manager.async_configure(flow["flow_id"], {})
-    await hass.async_block_till_done(wait_background_tasks=True)
+    await _fix(hass, issue)
     lines = journal_file(hass, setup_alto).read_bytes().splitlines()
     assert json.loads(lines[-1])["op"] == "reembed"
     assert (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue) is None
@@ -198,3 +193,48 @@ async def test_a_model_that_does_not_answer_at_start_raises_nothing(
     fake_ollama.fail_embed = 10
     registry = await _restart(hass, setup_alto)
     assert not [i for i in registry.issues.values() if i.domain == DOMAIN]
+
+
+async def _fix(hass: HomeAssistant, issue: str) -> None:
+    """Submit the issue's fix flow and let the re-embedding it starts finish."""
+    assert await async_setup_component(hass, "repairs", {})
+    manager = repairs_flow_manager(hass)
+    assert manager is not None
+    flow = await manager.async_init(DOMAIN, data={"issue_id": issue})
+    assert flow["step_id"] == "confirm"
+    await manager.async_configure(flow["flow_id"], {})
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+async def test_renaming_a_user_who_said_memories_raises_an_issue_until_they_are_embedded_again(
+    hass: HomeAssistant,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+    hass_read_only_user: Any,
+    alice: Context,
+) -> None:
+    """Alice renamed: an issue for her two memories, gone if renamed back; none for others."""
+    registry = ir.async_get(hass)
+    renamed = f"memories_of_renamed_user_{setup_alto.entry_id}_"
+    await hass.auth.async_update_user(hass_read_only_user, name="Someone Else")
+    await hass.auth.async_update_user(hass_admin_user, is_active=True)
+    await hass.async_block_till_done()
+    assert not [i for (d, i) in registry.issues if d == DOMAIN and i.startswith(renamed)]
+
+    for name in ("Alicia", "Alice"):  # renamed, then back
+        await hass.auth.async_update_user(hass_admin_user, name=name)
+        await hass.async_block_till_done()
+    assert registry.async_get_issue(DOMAIN, renamed + hass_admin_user.id) is None
+
+    for name in ("Alicia", "Ally"):  # the memories still hold the first name
+        await hass.auth.async_update_user(hass_admin_user, name=name)
+        await hass.async_block_till_done()
+    issue = registry.async_get_issue(DOMAIN, renamed + hass_admin_user.id)
+    assert issue is not None
+    assert (issue.is_fixable, issue.is_persistent) == (True, True)
+    assert issue.translation_placeholders == {"old": "Alice", "new": "Ally", "count": "2"}
+
+    await _fix(hass, issue.issue_id)
+    assert registry.async_get_issue(DOMAIN, issue.issue_id) is None
+    lines = journal_file(hass, setup_alto).read_bytes().splitlines()
+    assert json.loads(lines[-1])["op"] == "reembed"

@@ -439,6 +439,11 @@ class MemoryStore:
         with self._lock:
             return [row.id for row in self.state.rows()]
 
+    def count_said_by(self, actor: str) -> int:
+        """How many stored rows (current or superseded) `actor` said."""
+        with self._lock:
+            return sum(row.actor == actor for row in self.state.rows())
+
     def codes_of(self, ids: Sequence[int]) -> tuple[list[Row], np.ndarray]:
         """The stored rows among `ids` and their int8 codes, read together."""
         with self._lock:
