@@ -102,6 +102,9 @@ ALIASES = {
     "blind6": {"judy": ["Grandma"]},
     "blind9": {"pieter": ["Oupa"]},
     "blind10": {"emrys": ["Taid"]},
+    "blind12": {"harbans": ["Biji"]},
+    "blind13": {"walt": ["Grandpa"], "bev": ["Grandma"]},
+    "blind14": {"kimseng": ["Ah Gong"]},
 }
 NON_FACTS = {"question", "command", "ack"}
 GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact in top 3 <= 10 %"
