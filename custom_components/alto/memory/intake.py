@@ -127,7 +127,12 @@ async def _embed(embed: Embed, texts: list[str], dim: int | None) -> list[bytes]
         vectors = await embed(texts)
     except Exception as err:  # noqa: BLE001 - any substrate failure refuses the batch
         return Refusal(Reason.EMBEDDING_FAILED, detail=type(err).__name__)
-    if not isinstance(vectors, list) or len(vectors) != len(texts):
+    return _checked(vectors, len(texts), dim)
+
+
+def _checked(vectors: object, count: int, dim: int | None) -> list[bytes] | Refusal:
+    """`count` float32 vectors as stored, all of the store's dimension, or why they are not."""
+    if not isinstance(vectors, list) or len(vectors) != count:
         return Refusal(Reason.EMBEDDING_FAILED, detail="wrong vector count")
     result: list[bytes] = []
     for vector in vectors:
@@ -593,7 +598,7 @@ async def reembed(
     """
     if not 1 <= len(rows) <= MAX_BATCH or len(vectors) != len(rows):
         return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(rows)} memories"))
-    checked = await _embed(_given(vectors), [row.document for row in rows], store.state.dim)
+    checked = _checked(list(vectors), len(rows), store.state.dim)
     if isinstance(checked, Refusal):
         return _refused(checked)
     read = {row.id: (row.sequence, vector) for row, vector in zip(rows, checked, strict=True)}
@@ -621,15 +626,6 @@ async def reembed(
     mutation = published[0]
     written = tuple(row.id for row in mutation.upsert)
     return IntakeResult(True, None, Status.OK, None, mutation.sequence, (written,))
-
-
-def _given(vectors: Sequence[Sequence[float]]) -> Embed:
-    """An embed function answering with `vectors` (checked as any model's answer is)."""
-
-    async def embed(_texts: list[str]) -> list[list[float]]:
-        return [list(vector) for vector in vectors]
-
-    return embed
 
 
 async def forget(
