@@ -7,13 +7,13 @@ lines that hold the text as *tombstones* that a later entry authorizes (see ``jo
 1. `plan` (before the ``forget`` entry F is appended, under `Journal.lock`): the *forgotten
    texts* are the documents of the rows F deletes, less any text that a row kept after F still
    contains (that text was not forgotten: it is still a memory). Every line that holds one of
-   them (its JSON-escaped bytes, as written), or that wrote a deleted row, or whose input is a
-   deleted source, or that embedded a deleted row again (``reembed``), becomes a tombstone: the
-   same entry with the text-bearing fields that hold a forgotten text blanked: an input's
-   ``text`` (and, for a deleted source, its call records' raw ``response``), a raw
-   ``response``, a correction table's ``quote``, a row's ``document`` (a deleted row's vector
-   too). The inputs of sources still pending are left as they are: a
-   turn not yet interpreted is not a memory yet, and its words are still needed.
+   them (its JSON-escaped bytes, as written), or that wrote or upserts a deleted row (its id; a
+   ``reembed`` entry upserts rows it did not write), or whose input is a deleted source,
+   becomes a tombstone: the same entry with the text-bearing fields that hold a forgotten text
+   blanked: an input's ``text`` (and, for a deleted source, its call records' raw
+   ``response``), a raw ``response``, a correction table's ``quote``, a row's ``document`` (a
+   deleted row's vector too). The inputs of sources still pending are left as they are: a turn
+   not yet interpreted is not a memory yet, and its words are still needed.
 2. F carries ``redact``: ``[sequence, original hash, tombstone digest]`` per line, and is
    appended and fsync'd, then applied to the store (which erases its own copies: see ``store``).
 3. `rewrite`: each line is overwritten at its offset with the tombstone's canonical JSON, padded
@@ -105,20 +105,19 @@ class Forgotten:
         """Whether a recorded string contains a forgotten text."""
         return isinstance(value, str) and any(text in value for text in self.texts)
 
-    def reembedded(self) -> re.Pattern[bytes]:
-        """Bytes of a canonical row object with a forgotten id (in a ``reembed`` entry)."""
-        ids = b"|".join(str(row_id).encode("ascii") for row_id in sorted(self.rows))
-        return re.compile(b'"id":(?:' + ids + b")[,}]" if ids else b"(?!)")
-
     def pattern(self) -> re.Pattern[bytes]:
-        """Bytes that a line to look at contains: a text or a source id, JSON-escaped."""
+        """Bytes that a line to look at contains.
+
+        A text or a source id, JSON-escaped, or a deleted row's id as a canonical row object
+        holds it (a line that upserts the row but did not write it: ``reembed``).
+        """
         needles = {_escaped(text) for text in self.texts}
         needles |= {_escaped(source_id) for source_id, _version in self.sources}
-        return re.compile(b"|".join(re.escape(n) for n in sorted(needles)) or b"(?!)")
-
-
-# A ``reembed`` entry holds rows it did not write (`intake.reembed`): it is found by their ids.
-_REEMBED_OP = b'"op":"reembed"'
+        found = [re.escape(n) for n in sorted(needles)]
+        if self.rows:
+            ids = b"|".join(str(row_id).encode("ascii") for row_id in sorted(self.rows))
+            found.append(b'"id":(?:' + ids + b")[,}]")
+        return re.compile(b"|".join(found) or b"(?!)")
 
 
 def _escaped(text: str) -> bytes:
@@ -180,16 +179,11 @@ def plan(path: Path, forgotten: Forgotten, wrote: Iterable[int], before: int) ->
         return []
     wrote = frozenset(wrote)
     pattern = forgotten.pattern()
-    reembedded = forgotten.reembedded()
     found: list[Tombstone] = []
     for sequence, offset, line in _lines(path):
         if sequence >= before:
             break
-        if (
-            sequence not in wrote
-            and pattern.search(line) is None
-            and (_REEMBED_OP not in line or reembedded.search(line) is None)
-        ):
+        if sequence not in wrote and pattern.search(line) is None:
             continue
         entry = json.loads(line)
         tomb = redacted(entry, forgotten)
