@@ -198,6 +198,48 @@ def _chroma_defaults(store: MemoryStore, path: Path) -> Any:
     return collection
 
 
+def _block(store: MemoryStore, names: dict[str, str]) -> Ranking:
+    """Alto's turn block (`MemoryStore.turn_block`), as a ranking."""
+
+    def alto(text: str, vector: Sequence[float]) -> list[str]:
+        codes = embedding_codes(vector)
+        block = store.turn_block(codes, None, text, lambda row: row.document, names)
+        return [row.source_id for row in block]
+
+    return alto
+
+
+async def _ranked(
+    hass: HomeAssistant, ranking: Ranking, questions: list[dict[str, Any]], vectors: Any
+) -> list[list[str]]:
+    """`ranking` of every question, in an executor thread as a turn ranks."""
+    return [
+        await hass.async_add_executor_job(ranking, q["text"], v)
+        for q, v in zip(questions, vectors, strict=True)
+    ]
+
+
+def _print(
+    heading: str,
+    data: dict[str, Any],
+    rankings: dict[str, list[list[str]]],
+    column: str = "method (same embeddings)",
+) -> None:
+    """One set's table under `heading`, a row per ranking (`column` heads their names)."""
+    lines = [
+        heading,
+        f"| {column} | R@1 | R@3 | R@16 | superseded above its correction "
+        "| a non-fact in the top 3 |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {method} | " + " | ".join(cells) + " |"
+            for method, cells in _score(data, rankings).items()
+        ),
+        GOALS + "\n",
+    ]
+    print("\n".join(lines), file=sys.__stdout__, flush=True)
+
+
 def _methods(organ: MemoryOrgan, names: dict[str, str], path: Path) -> dict[str, Ranking]:
     store = organ.store
     baseline = _chroma_defaults(store, path)
@@ -231,18 +273,13 @@ def _methods(organ: MemoryOrgan, names: dict[str, str], path: Path) -> dict[str,
         rows = rank([row for row, _ in ranked], [score for _, score in ranked], text, names)
         return [row.source_id for row in rows]
 
-    def alto(text: str, vector: Sequence[float]) -> list[str]:
-        codes = embedding_codes(vector)
-        block = store.turn_block(codes, None, text, lambda row: row.document, names)
-        return [row.source_id for row in block]
-
     return {
         "exact int8 cosine": cosine,
         "Chroma HNSW": chroma,
         "BM25 alone": lexical,
         "informative only (cosine)": informative,
         "+ fusion with BM25": fused,
-        "Alto now (+ newer first)": alto,
+        "Alto now (+ newer first)": _block(store, names),
     }
 
 
@@ -293,12 +330,10 @@ async def test_recall(
     vectors = await organ.embed_queries([q["text"] for q in questions])
     methods = {"Alto before (exact int8 cosine)": await _before(local_ollama, data)}
     methods |= _methods(organ, names, tmp_path / "chroma_defaults")
-    rankings: dict[str, list[list[str]]] = {}
-    for method, ranking in methods.items():
-        rankings[method] = [
-            await hass.async_add_executor_job(ranking, q["text"], v)
-            for q, v in zip(questions, vectors, strict=True)
-        ]
+    rankings = {
+        method: await _ranked(hass, ranking, questions, vectors)
+        for method, ranking in methods.items()
+    }
     if name in ALIASES:  # through the memory reader, as a turn reads the block
         _alias(hass, name)
         by_text = {u["text"]: u["id"] for u in data["utterances"]}
@@ -309,20 +344,12 @@ async def test_recall(
             ]
             for q in questions
         ]
-    table = _score(data, rankings)
     counts = {
         kind: sum(u["kind"] == kind for u in data["utterances"])
         for kind in ("fact", "correction", "question", "command", "ack")
     }
-    lines = [
-        f"\n{name}: {len(data['utterances'])} utterances {counts}, {len(questions)} questions",
-        "| method (same embeddings) | R@1 | R@3 | R@16 | superseded above its correction "
-        "| a non-fact in the top 3 |",
-        "|---|---|---|---|---|---|",
-        *(f"| {method} | " + " | ".join(cells) + " |" for method, cells in table.items()),
-        GOALS + "\n",
-    ]
-    print("\n".join(lines), file=sys.__stdout__, flush=True)
+    heading = f"\n{name}: {len(data['utterances'])} utterances {counts}, {len(questions)} questions"
+    _print(heading, data, rankings)
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -350,30 +377,17 @@ async def test_recall_after_reembed(
     questions = data["questions"]
     vectors = await organ.embed_queries([q["text"] for q in questions])
 
-    def block(text: str, vector: Sequence[float]) -> list[str]:
-        codes = embedding_codes(vector)
-        rows = organ.store.turn_block(codes, None, text, lambda row: row.document, names)
-        return [row.source_id for row in rows]
-
-    async def blocks() -> list[list[str]]:
-        return [
-            await hass.async_add_executor_job(block, q["text"], v)
-            for q, v in zip(questions, vectors, strict=True)
-        ]
-
-    rankings = {"Alto, memories embedded as said (before prefixes and names)": await blocks()}
+    block = _block(organ.store, names)
+    before = await _ranked(hass, block, questions, vectors)
     done = await hass.services.async_call(
         "alto", "reembed", {}, blocking=True, return_response=True
     )
     assert done is not None
-    rankings[f"after alto.reembed ({done['reembedded']} memories)"] = await blocks()
-    lines = [
-        f"\n{name}: re-embedding a store written before prefixes and names",
-        "| method | R@1 | R@3 | R@16 | superseded above its correction | a non-fact in the top 3 |",
-        "|---|---|---|---|---|---|",
-        *(
-            f"| {method} | " + " | ".join(cells) + " |"
-            for method, cells in _score(data, rankings).items()
+    rankings = {
+        "Alto, memories embedded as said (before prefixes and names)": before,
+        f"after alto.reembed ({done['reembedded']} memories)": await _ranked(
+            hass, block, questions, vectors
         ),
-    ]
-    print("\n".join(lines), file=sys.__stdout__, flush=True)
+    }
+    heading = f"\n{name}: re-embedding a store written before prefixes and names"
+    _print(heading, data, rankings, "the same store")
