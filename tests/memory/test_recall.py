@@ -447,14 +447,26 @@ def test_memory_line_names_who_and_when_never_an_id() -> None:
     )
 
 
+BGE_QUERY = "Represent this sentence for searching relevant passages: "
+
+
 @pytest.mark.parametrize(
     ("model", "query", "document"),
     [
         ("multilingual-e5-small:latest", "query: ", "passage: "),
         ("jeffh/intfloat-multilingual-e5-large:f16", "query: ", "passage: "),
         ("nomic-embed-text:latest", "search_query: ", "search_document: "),
-        ("mxbai-embed-large", "Represent this sentence for searching relevant passages: ", ""),
-        ("bge-small-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
+        ("mxbai-embed-large", BGE_QUERY, ""),
+        ("bge-small-en-v1.5", BGE_QUERY, ""),
+        ("embeddinggemma:300m", "task: search result | query: ", "title: none | text: "),
+        ("snowflake-arctic-embed:33m", BGE_QUERY, ""),
+        ("snowflake-arctic-embed2:568m", "query: ", ""),
+        (
+            "qwen3-embedding:0.6b",
+            "Instruct: Given a web search query, retrieve relevant passages that answer the query"
+            "\nQuery:",
+            "",
+        ),
         ("bge-m3:latest", "", ""),  # no instruction in its family
         ("all-minilm", "", ""),
         ("vee5tor:latest", "", ""),  # "e5" inside a word is not the family
