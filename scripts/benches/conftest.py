@@ -22,6 +22,20 @@ from tests.conftest import fake_ollama, local_ollama  # noqa: E402, F401 - the t
 from tests.fake_ollama import FakeOllama  # noqa: E402
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The recall bench's other embedding model (`bench_recall.py`)."""
+    parser.addoption(
+        "--embedding-model",
+        default="",
+        help="recall bench: this embedding model, from --embedding-url",
+    )
+    parser.addoption(
+        "--embedding-url",
+        default="http://127.0.0.1:11434",
+        help="recall bench: the Ollama API that serves --embedding-model",
+    )
+
+
 @pytest.fixture
 def fake(fake_ollama: FakeOllama) -> FakeOllama:  # noqa: F811 - the fixture, by name
     """The fake model server (the tests' `fake_ollama`)."""
