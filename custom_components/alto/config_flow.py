@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import probatio
 from homeassistant.config_entries import (
     ConfigEntry,
+    ConfigEntryState,
     ConfigFlow,
     ConfigFlowResult,
     OptionsFlow,
@@ -120,6 +121,28 @@ async def _probe(url: str, api_key: str | None) -> tuple[Capabilities, str | Non
     if not models:
         return {}, "no_models"
     return dict(zip((m.name for m in models), capabilities, strict=True)), None
+
+
+async def _embedding_size(url: str, api_key: str | None, model: str) -> int | None:
+    """How many numbers a vector of `model` holds (one word embedded), None without an answer."""
+    client = make_client(url, PROBE_TIMEOUT, api_key)
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            answer = await client.embed(model=model, input=["size"])
+        return len(answer.embeddings[0])
+    except Exception as err:  # noqa: BLE001 - no answer: the start-up check tells later
+        LOGGER.debug("Embedding with %s to learn its size failed: %s", model, type(err).__name__)
+        return None
+    finally:
+        await close_client(client)
+
+
+def _stored_size(entry: ConfigEntry) -> int | None:
+    """The size of the vectors `entry`'s stored memories hold, None when it holds none."""
+    if entry.state is not ConfigEntryState.LOADED or entry.runtime_data.memory is None:
+        return None
+    store = entry.runtime_data.memory.store
+    return store.dim if store.has_rows() else None
 
 
 def _api_key_field() -> dict[probatio.Marker, Any]:
@@ -270,14 +293,30 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
     async def async_step_reconfigure_models(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Pick the models again; the entry reloads with the new data."""
+        """Pick the models again; the entry reloads with the new data.
+
+        An embedding model whose vectors are not of the stored memories' size is refused: Alto
+        could not store a memory with it, nor move the stored ones to it.
+        """
         entry = self._get_reconfigure_entry()
         errors = _model_errors(user_input, self._models) if user_input is not None else {}
+        sizes: dict[str, str] = {}
+        if user_input is not None and not errors:
+            model = user_input[CONF_EMBEDDING_MODEL]
+            held = _stored_size(entry) if model != entry.data.get(CONF_EMBEDDING_MODEL) else None
+            if held is not None:
+                size = await _embedding_size(
+                    self._connection[CONF_URL], self._connection.get(CONF_API_KEY), model
+                )
+                if size is not None and size != held:
+                    errors[CONF_EMBEDDING_MODEL] = "embedding_size_differs"
+                    sizes = {"model_size": str(size), "store_size": str(held)}
         if user_input is None or errors:
             return self.async_show_form(
                 step_id="reconfigure_models",
                 data_schema=_models_schema(self._models, user_input or entry.data),
                 errors=errors,
+                description_placeholders=sizes or {"model_size": "", "store_size": ""},
             )
         return self.async_update_reload_and_abort(entry, data={**self._connection, **user_input})
 

@@ -19,7 +19,9 @@ from custom_components.alto.const import (
 )
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
-from .helpers import AGENT
+from .helpers import AGENT, quotes, recall, remember
+
+OTHER_EMBED_MODEL = "embeddinggemma:latest"
 
 
 async def start_user_flow(hass: HomeAssistant, url: str) -> dict:
@@ -142,6 +144,68 @@ async def test_reconfigure(
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     assert entry.data[CONF_ACTION_MODEL] == CHAT_MODEL
+
+
+async def reconfigure_models(
+    hass: HomeAssistant, entry: MockConfigEntry, url: str, embedding_model: str
+) -> dict:
+    """A reconfigure flow through to the models step, submitting `embedding_model`."""
+    result = await entry.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: url})
+    assert result["step_id"] == "reconfigure_models"
+    return await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: embedding_model}
+    )
+
+
+async def test_reconfigure_refuses_an_embedding_model_of_another_size(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """With memories stored, an embedding model of another vector size is refused.
+
+    The error says both sizes; a model of the same size is taken, and nothing was lost meanwhile.
+    """
+    await remember(hass, "The spare key is under the blue pot.")
+    fake_ollama.models.append(OTHER_EMBED_MODEL)
+    fake_ollama.embed_dim = 32  # the stored memories have 64
+    result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {CONF_EMBEDDING_MODEL: "embedding_size_differs"}
+    assert result["description_placeholders"] == {"model_size": "32", "store_size": "64"}
+    assert setup_alto.data[CONF_EMBEDDING_MODEL] == EMBED_MODEL
+    fake_ollama.embed_dim = 64
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: OTHER_EMBED_MODEL}
+    )
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+    assert setup_alto.data[CONF_EMBEDDING_MODEL] == OTHER_EMBED_MODEL
+    assert quotes(await recall(hass, "spare key")) == ["The spare key is under the blue pot."]
+
+
+async def test_reconfigure_takes_any_embedding_model_while_nothing_is_stored(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """No memory stored: no size to keep, so no embedding request is made to check one."""
+    fake_ollama.models.append(OTHER_EMBED_MODEL)
+    fake_ollama.embed_dim = 32
+    embedded = len(fake_ollama.embedded_texts)
+    result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+    assert len(fake_ollama.embedded_texts) == embedded
+
+
+async def test_reconfigure_takes_the_new_model_when_it_does_not_answer(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """A model whose size cannot be learned now is not refused: the start-up check tells later."""
+    await remember(hass, "The spare key is under the blue pot.")
+    fake_ollama.models.append(OTHER_EMBED_MODEL)
+    fake_ollama.fail_embed = 1
+    result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
 
 
 async def test_reconfigure_to_a_url_already_used(
