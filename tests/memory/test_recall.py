@@ -67,6 +67,11 @@ def row(
         ("Thanks!", False),
         ("OK great, good night.", False),
         ("Hello there.", False),
+        ("Goodnight!", False),
+        ("Fine, whatever.", False),
+        ("Thanks, that'll do.", False),
+        ("Thank you, computer!", False),  # the assistant addressed
+        ("That will do the job until Friday.", True),
         ("Turn off the kitchen lights.", False),
         ("Please set the thermostat to 20.", False),
         ("Turn off the lights. My sister Ana is coming at 7.30.", True),  # one sentence tells

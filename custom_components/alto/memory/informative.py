@@ -11,7 +11,8 @@ of these:
 - a question: it ends with "?", or, with no end punctuation at all (as speech-to-text may leave
   it), opens with an interrogative or an inverted auxiliary ("when", "is", "can", ...): "Will is
   coming on Friday." is a statement;
-- an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night");
+- an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night"),
+  the assistant addressed included ("Thank you, computer!");
 - a command: it opens (after "please", "hey", ...) with one of COMMAND_VERBS ("turn", "set",
   "play"), verbs of device control and media, never of telling ("remember", "note" stay
   informative).
@@ -40,7 +41,8 @@ _ACKNOWLEDGEMENTS_WORDS = (
     "ok okay k thanks thank you ty cheers great good cool nice perfect awesome fine alright "
     "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
     "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
-    "super excellent fantastic wonderful sounds much very so all done sorry please"
+    "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
+    "whatever that that'll will do computer alto assistant"  # "Thanks, that'll do, computer!"
 )
 ACKNOWLEDGEMENTS = frozenset(_ACKNOWLEDGEMENTS_WORDS.split())
 _COMMAND_VERBS_WORDS = (
