@@ -316,7 +316,7 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
                 step_id="reconfigure_models",
                 data_schema=_models_schema(self._models, user_input or entry.data),
                 errors=errors,
-                description_placeholders=sizes or {"model_size": "", "store_size": ""},
+                description_placeholders=sizes or None,
             )
         return self.async_update_reload_and_abort(entry, data={**self._connection, **user_input})
 
