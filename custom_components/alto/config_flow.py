@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import probatio
@@ -78,6 +78,7 @@ from .const import (
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
+from .memory.ollama_io import embed_for
 from .memory.server import ServerError, probe
 from .model_client import (
     ModelFailure,
@@ -89,6 +90,9 @@ from .model_client import (
     normalize_url,
 )
 from .settings import AltoSettings, ReplyChannel
+
+if TYPE_CHECKING:
+    from .coordinator import AltoConfigEntry
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 CHAT = "completion"  # Ollama's capability names
@@ -128,8 +132,8 @@ async def _embedding_size(url: str, api_key: str | None, model: str) -> int | No
     client = make_client(url, PROBE_TIMEOUT, api_key)
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
-            answer = await client.embed(model=model, input=["size"])
-        return len(answer.embeddings[0])
+            vectors = await embed_for(client, model)(["size"])
+        return len(vectors[0])
     except Exception as err:  # noqa: BLE001 - no answer: the start-up check tells later
         LOGGER.debug("Embedding with %s to learn its size failed: %s", model, type(err).__name__)
         return None
@@ -137,12 +141,11 @@ async def _embedding_size(url: str, api_key: str | None, model: str) -> int | No
         await close_client(client)
 
 
-def _stored_size(entry: ConfigEntry) -> int | None:
+def _stored_size(entry: AltoConfigEntry) -> int | None:
     """The size of the vectors `entry`'s stored memories hold, None when it holds none."""
     if entry.state is not ConfigEntryState.LOADED or entry.runtime_data.memory is None:
         return None
-    store = entry.runtime_data.memory.store
-    return store.dim if store.has_rows() else None
+    return entry.runtime_data.memory.store.dim
 
 
 def _api_key_field() -> dict[probatio.Marker, Any]:

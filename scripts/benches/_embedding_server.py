@@ -48,8 +48,7 @@ def serve(folder: str, name: str, port: int) -> None:
     def embed(texts: list[str]) -> dict[str, Any]:
         with lock, torch.inference_mode():
             vectors = model.encode(texts, normalize_embeddings=True, batch_size=32)
-        tokens = sum(len(model.tokenizer(text)["input_ids"]) for text in texts)
-        return {"model": named, "embeddings": vectors.tolist(), "prompt_eval_count": tokens}
+        return {"model": named, "embeddings": vectors.tolist()}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet: no line per request
