@@ -247,6 +247,28 @@ async def test_an_interpreted_source_is_not_a_phrase_but_a_mode_one_source_is(ho
     assert await view.phrases("wifi", None) == [home.phrase("wifi", 0)]
 
 
+async def test_a_question_or_a_command_said_to_alto_is_no_phrase(home: Home) -> None:
+    """A source that tells nothing (`memory.corpus.competes`) is not quoted, though it names Ann.
+
+    A question or a command may also be the whole of a mode-2 turn, with no inferred row.
+    """
+    memory = home.memory
+    said = {
+        "When did Ann fix the gate?": await memory.admit(
+            "When did Ann fix the gate?", "q/1", mode=1
+        ),
+        "when is Ann coming round": await memory.admit("when is Ann coming round", "q/2", mode=1),
+        "Turn on Ann's lamp.": await memory.admit("Turn on Ann's lamp.", "q/3"),
+    }
+    assert all(memory.row(ids[0]).kind == "source" for ids in said.values())
+    assert len(said["Turn on Ann's lamp."]) == 1  # a request: mode 2 inferred nothing from it
+    view = view_of(home)
+    assert await view.phrases("Ann", None) == [home.phrase("garden"), home.phrase("gate", 0)]
+    recalled = await view.recall("When did Ann fix the gate?", None, 20)
+    assert ("Ann", home.phrase("gate", 0)) in recalled
+    assert not {p.text for _, p in recalled} & set(said)
+
+
 async def test_phrases_match_whole_words_only(home: Home) -> None:
     """Phrases match whole words only."""
     view = view_of(home)

@@ -14,8 +14,11 @@ Licensed phrases (what a render may quote): a current, viewer-visible
 
 - inferred assertion or correction (kinds 3, 4): the model-free exact quotes mode 2 keeps;
 - explicit memory (``"explicit"``, `alto.remember`): authored, never corrected;
-- source text (``"source"``) only when no inferred row (kind 1-4, superseded ones included) was
-  admitted from the same source: that is a mode-1 source, kept whole and never interpreted. An
+- source text (``"source"``) only when it tells something (`corpus.competes`, the rule that
+  keeps questions, bare acknowledgements and device commands out of the turn's memory block:
+  "When did Ann fix the gate?" names Ann but is no memory of her) and no inferred row (kind 1-4,
+  superseded ones included) was admitted from the same source: that is a mode-1 source, kept
+  whole and never interpreted. An
   interpreted source is not licensed because its text still holds every assertion a later
   correction superseded, and because its inferred rows already quote the statements in it; the
   requests and chatter it also holds are not memories.
@@ -63,6 +66,7 @@ from functools import lru_cache
 import numpy as np
 from uniseg.wordbreak import words
 
+from ..memory.corpus import competes
 from ..memory.pipeline import query_codes
 from ..memory.records import (
     CURRENT,
@@ -232,7 +236,7 @@ def _licensed(row: Row, viewer: str | None, interpreted: set[tuple[str, int]]) -
         return False
     if row.kind in INFERRED_ASSERTIONS or row.kind == KIND_EXPLICIT:
         return True
-    return row.kind == KIND_SOURCE and row.source_key not in interpreted
+    return row.kind == KIND_SOURCE and row.source_key not in interpreted and competes(row)
 
 
 def _interpreted(rows: Iterable[Row]) -> set[tuple[str, int]]:
