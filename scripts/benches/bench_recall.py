@@ -10,14 +10,15 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
 - `household.json`: the set the rules and constants were chosen on;
 - `heldout.json`: written apart from it, and measured beside it while rules were tried (a rule
   that failed it was not adopted), so not blind;
-- `blind.json` to `blind15.json`: each written by someone who saw neither Alto's code nor the
+- `blind.json` to `blind18.json`: each written by someone who saw neither Alto's code nor the
   other sets' contents, after the rules were fixed, and first run on a committed rule. The honest
   estimate of how recall does on a household no rule was fitted to. Their writers were asked
   for questions that mostly share no distinctive word with the answer, blind3's for questions
   that sometimes share its key nouns; blind4 to blind11 were asked most firmly, and are the
   hardest. blind8 to blind11 were written after speakers' names came into the embeddings and
   first run on that rule and the one before it, side by side; blind12 to blind15 were written
-  later, and first run on the rule as it stands.
+  later, and first run on the rule as it stands; blind16 to blind18 later still (after the
+  acknowledgement words), first run on the rule as it stands.
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small
@@ -113,6 +114,9 @@ ALIASES = {
     "blind12": {"harbans": ["Biji"]},
     "blind13": {"walt": ["Grandpa"], "bev": ["Grandma"]},
     "blind14": {"kimseng": ["Ah Gong"]},
+    "blind16": {"agnes": ["Gran"]},
+    "blind17": {"walt": ["Grandpa", "Pop"]},
+    "blind18": {"eleni": ["Yiayia"]},
 }
 NON_FACTS = {"question", "command", "ack"}
 GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact in top 3 <= 10 %"
@@ -392,7 +396,7 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
     return table
 
 
-SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 16)))]
+SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 19)))]
 
 
 @pytest.mark.parametrize("name", SETS)
