@@ -180,11 +180,20 @@ def _able(capabilities: frozenset[str], needed: str) -> bool:
     return not capabilities or needed in capabilities
 
 
+def _recommended(name: str) -> bool:
+    """Whether `name` ("namespace/name:tag") is EmbeddingGemma.
+
+    Of the embedding models measured on the recall bench (README, *Which embedding model*) it
+    put the answer first most often, on every set.
+    """
+    return name.rsplit("/", 1)[-1].casefold().startswith("embeddinggemma")
+
+
 def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio.Schema:
     """Every served model in each list.
 
     The defaults are the current choice, else the first model able to chat (for the chat model)
-    or to embed (for the embedding model).
+    or to embed (for the embedding model: EmbeddingGemma first when the server has it).
     """
     names = sorted(models)
     select = SelectSelector(
@@ -197,6 +206,8 @@ def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio
         able = [n for n in names if needed in models[n]] or [
             n for n in names if _able(models[n], needed)
         ]
+        if needed == EMBED:
+            able.sort(key=lambda name: not _recommended(name))  # stable: by name otherwise
         return {"default": (able or names)[0]}
 
     return probatio.Schema(

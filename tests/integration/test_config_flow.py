@@ -277,3 +277,23 @@ async def test_models_are_offered_by_capability(
         {CONF_MODEL: "a-small-chat:latest", CONF_EMBEDDING_MODEL: "zz-chat:latest"},
     )
     assert result["errors"] == {CONF_EMBEDDING_MODEL: "not_an_embedding_model"}
+
+
+async def test_embeddinggemma_is_the_default_embedding_model_when_served(
+    hass: HomeAssistant, fake_ollama: FakeOllama
+) -> None:
+    """Among several embedding models the measured best is offered first, wherever it sorts."""
+    fake_ollama.models = [
+        "all-minilm-embed:latest",
+        "library/embeddinggemma:300m",
+        "nomic-embed-text:latest",
+        "a-small-chat:latest",
+    ]
+    result = await start_user_flow(hass, fake_ollama.url)
+    defaults = {
+        str(key.schema): key.default()
+        for key in result["data_schema"].schema
+        if callable(getattr(key, "default", None))
+    }
+    assert defaults[CONF_EMBEDDING_MODEL] == "library/embeddinggemma:300m"
+    assert defaults[CONF_MODEL] == "a-small-chat:latest"
