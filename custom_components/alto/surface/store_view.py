@@ -18,13 +18,12 @@ Licensed phrases (what a render may quote): a current, viewer-visible
   keeps questions, bare acknowledgements and device commands out of the turn's memory block:
   "When did Ann fix the gate?" names Ann but is no memory of her) and no inferred row (kind 1-4,
   superseded ones included) was admitted from the same source: that is a mode-1 source, kept
-  whole and never interpreted. An
-  interpreted source is not licensed because its text still holds every assertion a later
-  correction superseded, and because its inferred rows already quote the statements in it; the
-  requests and chatter it also holds are not memories.
-  (A mode-2 source whose every span was a request has no inferred row either; the store does not
-  record the mode, so it is licensed like a mode-1 source. The verifier still bounds the render
-  to its words.)
+  whole and never interpreted. An interpreted source is not licensed because its text still
+  holds every assertion a later correction superseded, and because its inferred rows already
+  quote the statements in it; the requests and chatter it also holds are not memories.
+  (A mode-2 source whose every span the model read as a request has no inferred row either; the
+  store does not record the mode, so it is judged like a mode-1 source: by the rule above. The
+  verifier still bounds the render to its words.)
 
 Mentions are names, not phrases. A phrase belongs to an entity when its text contains the name as
 whole words: the same literal match the cues use (`cues.find_cues`: casefolded, Unicode word
