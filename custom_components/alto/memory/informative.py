@@ -56,7 +56,9 @@ _OPENING_COURTESIES = frozenset(
 )
 
 
-@lru_cache(maxsize=65536)
+# Every text a full store holds (100,000 memories by default) stays cached: the Surfacer asks
+# again of every source each time the store changes. The keys are the rows' own strings.
+@lru_cache(maxsize=1 << 17)
 def is_informative(text: str) -> bool:
     """Whether at least one sentence of `text` is not a question, acknowledgement or command.
 
