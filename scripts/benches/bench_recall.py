@@ -36,7 +36,7 @@ same embeddings:
 - BM25 alone: the lexical score over every row (`tests/memory/recall_reference.bm25`, the scan
   the turn's indexed score matches);
 - informative only: cosine over the rows that compete (`memory.informative`);
-- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 4:1
+- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 8:1
   (`memory.recall.rank`);
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
 - with the grandparent's alias set: each person a Home Assistant person, the grandparent's entity

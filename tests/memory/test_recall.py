@@ -203,19 +203,19 @@ def test_scores_are_fused_not_ranks() -> None:
     assert [r.id for r in ranked][:3] == [1, 2, 3]
 
 
-def test_the_fused_score_weighs_cosine_four_to_lexical_one() -> None:
-    """The whole lexical span weighs a quarter of the whole cosine span.
+def test_the_fused_score_weighs_cosine_eight_to_lexical_one() -> None:
+    """The whole lexical span weighs an eighth of the whole cosine span.
 
     Only the boiler row holds the asked word (b' = 1 against 0); the tea row has the highest
-    cosine (c' = 1). The boiler row comes first once 4 c' + 1 > 4, that is c' > 3/4.
+    cosine (c' = 1). The boiler row comes first once 8 c' + 1 > 8, that is c' > 7/8.
     """
     rows = [
         row(1, "The boiler is in the cellar.", day=1),
         row(2, "Mum likes tea.", day=2),
         row(3, "Ana is coming at seven.", day=0),
     ]
-    for cosine, first in ((226, 1), (225, 2)):  # at 225 they tie, and the newer row wins
-        assert rank(rows, [cosine, 300, 0], "Where is the boiler?")[0].id == first, cosine
+    for cosine, first in ((351, 1), (350, 2)):  # at 350 they tie, and the newer row wins
+        assert rank(rows, [cosine, 400, 0], "Where is the boiler?")[0].id == first, cosine
 
 
 def test_the_lexical_score_reads_who_said_it() -> None:
@@ -231,7 +231,7 @@ def test_the_lexical_score_reads_who_said_it() -> None:
     }
     assert lexical_document(dog, {leo: "Leo"}) == document("The dog is called Rolo.")
     asked = "Tell me about Leo's goldfish."
-    pool, cosine = [fish, dog, *FILLERS], [500, 600, 200, 100]
+    pool, cosine = [fish, dog, *FILLERS], [560, 600, 200, 100]
     # Cosine prefers the dog; only the name and "goldfish" lift the fish above it.
     assert [r.id for r in rank(pool, cosine, asked, {leo: "Leo"})][:2] == [1, 2]
     assert [r.id for r in rank(pool, cosine, "Tell me about Leo.", {})][:2] == [2, 1]
