@@ -259,17 +259,22 @@ async def test_options_flow_rejects_an_unknown_tier(
     assert "consent" not in setup_alto.options
 
 
+def form_defaults(result: config_entries.ConfigFlowResult) -> dict[str, object]:
+    """The defaults a flow's form offers, by field."""
+    return {
+        str(key.schema): key.default()
+        for key in result["data_schema"].schema
+        if callable(getattr(key, "default", None))
+    }
+
+
 async def test_models_are_offered_by_capability(
     hass: HomeAssistant, fake_ollama: FakeOllama
 ) -> None:
     """The chat model defaults to one that chats, the embedding model to one that embeds."""
     fake_ollama.models = ["all-minilm-embed:latest", "a-small-chat:latest", "zz-chat:latest"]
     result = await start_user_flow(hass, fake_ollama.url)
-    defaults = {
-        str(key.schema): key.default()
-        for key in result["data_schema"].schema
-        if callable(getattr(key, "default", None))
-    }
+    defaults = form_defaults(result)
     assert defaults[CONF_MODEL] == "a-small-chat:latest"
     assert defaults[CONF_EMBEDDING_MODEL] == "all-minilm-embed:latest"
     result = await hass.config_entries.flow.async_configure(
@@ -290,10 +295,6 @@ async def test_embeddinggemma_is_the_default_embedding_model_when_served(
         "a-small-chat:latest",
     ]
     result = await start_user_flow(hass, fake_ollama.url)
-    defaults = {
-        str(key.schema): key.default()
-        for key in result["data_schema"].schema
-        if callable(getattr(key, "default", None))
-    }
+    defaults = form_defaults(result)
     assert defaults[CONF_EMBEDDING_MODEL] == "library/embeddinggemma:300m"
     assert defaults[CONF_MODEL] == "a-small-chat:latest"
