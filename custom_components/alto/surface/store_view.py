@@ -301,7 +301,10 @@ class _Licensed:
                 last = index
 
 
-@lru_cache(maxsize=65536)
+# Every licensed text of a full store (100,000 memories by default) stays cached: `_Licensed.of`
+# reads them all at each change of the store, about 0.2 s at 100,000 against 0.9 s when they do
+# not fit, for about 19 MB of skeletons.
+@lru_cache(maxsize=1 << 17)
 def _skeleton(text: str) -> str:
     """Casefolded, fully decomposed, without combining marks (canonical class > 0).
 
