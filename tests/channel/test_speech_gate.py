@@ -93,6 +93,19 @@ def test_labels_ids_and_markers_are_never_spoken() -> None:
     assert gate.feed(said + " ") == "The front door is locked. "
 
 
+def test_a_label_the_reply_ends_inside_is_never_spoken() -> None:
+    """A reply cut off inside a memory label (its length ran out) loses the label's start.
+
+    A small model echoes the block's lines; its reply can end before the label closes.
+    """
+    gate = SpeechGate(lambda: False)
+    said = gate.feed("See you at ten. Goodnight [said; Mock User, to")
+    assert said == "See you at ten. Goodnight "
+    assert said + gate.finalize() == "See you at ten. Goodnight "
+    assert scrubbed("Fine. [correction; Ana") == "Fine. "
+    assert scrubbed("Fine [see note") == "Fine [see note"  # not a label: spoken as written
+
+
 def test_a_withheld_claim_is_spoken_once_an_effector_succeeded() -> None:
     """A "Done." said before the organ ran is spoken after it, if something was done."""
     succeeded = False

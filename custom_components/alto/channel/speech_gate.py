@@ -29,7 +29,9 @@ from .markers import neutralized
 _SENTENCE_END: Final = re.compile(r"[.!?…]+[\"'”»)\]]*(?:\s+|$)|\n+")
 
 # A memory label as the turn's memory block writes it ("[said; Maria, 3 days ago]", one of the
-# kinds of `memory.recall.KINDS`) and bare 32-hex ids (HA user and entry ids).
+# kinds of `memory.recall.KINDS`), also one the text ends inside (a small model echoes the
+# block's lines, and its reply can stop before the "]"), and bare 32-hex ids (HA user and entry
+# ids).
 MEMORY_KINDS: Final = (
     "said",
     "asked to remember",
@@ -40,7 +42,7 @@ MEMORY_KINDS: Final = (
     "memory",
 )
 _INTERNAL: Final = (
-    re.compile(rf"\[(?:{'|'.join(MEMORY_KINDS)});[^\[\]\n]*\]\s*", re.IGNORECASE),
+    re.compile(rf"\[(?:{'|'.join(MEMORY_KINDS)});[^\[\]\n]*(?:\]\s*|$)", re.IGNORECASE),
     re.compile(r"\b[0-9a-f]{32}\b"),
 )
 
