@@ -78,6 +78,7 @@ from .const import (
     MIN_NUM_CTX,
     PROBE_TIMEOUT,
 )
+from .memory.instructions import bare_name
 from .memory.ollama_io import embed_for
 from .memory.server import ServerError, probe
 from .model_client import (
@@ -186,7 +187,7 @@ def _recommended(name: str) -> bool:
     Of the embedding models measured on the recall bench (README, *Which embedding model*) it
     put the answer first most often, on every set.
     """
-    return name.rsplit("/", 1)[-1].casefold().startswith("embeddinggemma")
+    return bare_name(name).startswith("embeddinggemma")
 
 
 def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio.Schema:

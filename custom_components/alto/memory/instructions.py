@@ -50,7 +50,12 @@ FAMILIES: tuple[tuple[re.Pattern[str], EmbeddingInstructions], ...] = (
 )
 
 
+def bare_name(model: str) -> str:
+    """`model` ("namespace/name:tag" as configured) without namespace and tag, casefolded."""
+    return model.rsplit("/", 1)[-1].split(":", 1)[0].casefold()
+
+
 def instructions_for(model: str) -> EmbeddingInstructions:
     """The instructions of `model` ("namespace/name:tag" as configured), NONE if unknown."""
-    name = model.rsplit("/", 1)[-1].split(":", 1)[0].casefold()
+    name = bare_name(model)
     return next((found for family, found in FAMILIES if family.search(name)), NONE)
