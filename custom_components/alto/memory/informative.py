@@ -28,6 +28,7 @@ import re
 from functools import lru_cache
 
 from .lexical import WORD
+from .records import TEXTS_CACHED
 
 # A sentence ends at . ! ? or …, except a dot between digits ("7.30").
 _SENTENCE = re.compile(r"(?:[^.!?…]|(?<=\d)\.(?=\d))+[.!?…]*")
@@ -56,9 +57,7 @@ _OPENING_COURTESIES = frozenset(
 )
 
 
-# Every text a full store holds (100,000 memories by default) stays cached: the Surfacer asks
-# again of every source each time the store changes. The keys are the rows' own strings.
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=TEXTS_CACHED)  # the keys are the rows' own strings
 def is_informative(text: str) -> bool:
     """Whether at least one sentence of `text` is not a question, acknowledgement or command.
 

@@ -64,6 +64,9 @@ KIND_CORRECTION = Kind.CORRECTION
 MENTIONS = (Kind.PARTICIPANT, Kind.TASK)
 INFERRED_ASSERTIONS = (Kind.ASSERTION, Kind.CORRECTION)
 
+# A cache keyed by a row's text holds every text of a full store (`max_memories`, 100,000 by
+# default): the Surfacer reads all of them again at each change of the store.
+TEXTS_CACHED = 1 << 17
 HOUSEHOLD = "household"
 UNKNOWN_ACTOR = "unknown"
 CURRENT = "current"

@@ -73,6 +73,7 @@ from ..memory.records import (
     KIND_EXPLICIT,
     KIND_SOURCE,
     MENTIONS,
+    TEXTS_CACHED,
     Row,
     visible_to,
 )
@@ -301,10 +302,9 @@ class _Licensed:
                 last = index
 
 
-# Every licensed text of a full store (100,000 memories by default) stays cached: `_Licensed.of`
-# reads them all at each change of the store, about 0.2 s at 100,000 against 0.9 s when they do
-# not fit, for about 19 MB of skeletons.
-@lru_cache(maxsize=1 << 17)
+# `_Licensed.of` reads every licensed text at each change of the store: at 100,000 about 0.2 s
+# when their skeletons fit, 0.9 s when they do not, for about 19 MB of skeletons.
+@lru_cache(maxsize=TEXTS_CACHED)
 def _skeleton(text: str) -> str:
     """Casefolded, fully decomposed, without combining marks (canonical class > 0).
 
