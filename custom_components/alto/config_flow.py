@@ -248,6 +248,8 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
         """Remember the URL and its models between steps."""
         self._connection: dict[str, str] = {}
         self._models: Capabilities = {}
+        # The reconfigured data and both sizes, while a model of another size is confirmed.
+        self._resized: tuple[dict[str, Any], dict[str, str]] = ({}, {})
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Ask for the Ollama URL (and the API key of a secured server)."""
@@ -310,30 +312,46 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
     ) -> ConfigFlowResult:
         """Pick the models again; the entry reloads with the new data.
 
-        An embedding model whose vectors are not of the stored memories' size is refused: Alto
-        could not store a memory with it, nor move the stored ones to it.
+        An embedding model whose vectors are not of the stored memories' size is confirmed
+        first (`async_step_reconfigure_resize`): every memory must then be embedded again.
         """
         entry = self._get_reconfigure_entry()
         errors = _model_errors(user_input, self._models) if user_input is not None else {}
-        sizes: dict[str, str] = {}
-        if user_input is not None and not errors:
-            model = user_input[CONF_EMBEDDING_MODEL]
-            held = _stored_size(entry) if model != entry.data.get(CONF_EMBEDDING_MODEL) else None
-            if held is not None:
-                size = await _embedding_size(
-                    self._connection[CONF_URL], self._connection.get(CONF_API_KEY), model
-                )
-                if size is not None and size != held:
-                    errors[CONF_EMBEDDING_MODEL] = "embedding_size_differs"
-                    sizes = {"model_size": str(size), "store_size": str(held)}
         if user_input is None or errors:
             return self.async_show_form(
                 step_id="reconfigure_models",
                 data_schema=_models_schema(self._models, user_input or entry.data),
                 errors=errors,
-                description_placeholders=sizes or None,
             )
-        return self.async_update_reload_and_abort(entry, data={**self._connection, **user_input})
+        data = {**self._connection, **user_input}
+        model = user_input[CONF_EMBEDDING_MODEL]
+        held = _stored_size(entry) if model != entry.data.get(CONF_EMBEDDING_MODEL) else None
+        if held is not None:
+            size = await _embedding_size(
+                self._connection[CONF_URL], self._connection.get(CONF_API_KEY), model
+            )
+            if size is not None and size != held:
+                self._resized = (data, {"model_size": str(size), "store_size": str(held)})
+                return await self.async_step_reconfigure_resize()
+        return self.async_update_reload_and_abort(entry, data=data)
+
+    async def async_step_reconfigure_resize(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Confirm an embedding model of another size than the stored memories'.
+
+        Its vectors cannot sit beside theirs: until every memory is embedded again (the repair
+        issue the next start raises, or `alto.reembed`), recall finds none of them and new ones
+        wait.
+        """
+        data, sizes = self._resized
+        if user_input is None:
+            return self.async_show_form(
+                step_id="reconfigure_resize",
+                data_schema=probatio.Schema({}),
+                description_placeholders=sizes,
+            )
+        return self.async_update_reload_and_abort(self._get_reconfigure_entry(), data=data)
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
         """Ollama refused the API key: ask for a new one."""

@@ -37,19 +37,26 @@ class Embedder:
         self._instructions = instructions_for(model)
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
 
-    async def documents(self, texts: list[str]) -> list[list[float]]:
-        """Embeddings of `texts` as stored documents (what intake embeds)."""
-        return await self._embed(self._instructions.document, texts)
+    async def documents(self, texts: list[str], *, anew: bool = False) -> list[list[float]]:
+        """Embeddings of `texts` as stored documents (what intake embeds).
+
+        `anew` asks the model even for recent texts: re-embedding wants its answer now, which
+        differs from a recent one when the model changed under the same name.
+        """
+        return await self._embed(self._instructions.document, texts, anew=anew)
 
     async def queries(self, texts: list[str]) -> list[list[float]]:
         """Embeddings of `texts` as queries (what recall and the turn's selection embed)."""
         return await self._embed(self._instructions.query, texts)
 
-    async def _embed(self, prefix: str, texts: list[str]) -> list[list[float]]:
-        """Embeddings of `prefix` + each text, recent ones answered once."""
+    async def _embed(
+        self, prefix: str, texts: list[str], *, anew: bool = False
+    ) -> list[list[float]]:
+        """Embeddings of `prefix` + each text, recent ones answered once unless `anew`."""
         texts = [prefix + text for text in texts]
         # Read before waiting: another caller may push these out of the recent texts meanwhile.
-        known = {t: self._recent_vectors[t] for t in texts if t in self._recent_vectors}
+        recent = {} if anew else self._recent_vectors
+        known = {t: recent[t] for t in texts if t in recent}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             known.update(zip(missing, await self._embed_model(missing), strict=True))

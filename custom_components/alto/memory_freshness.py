@@ -12,8 +12,9 @@ ways an older store embedded it fall to 0.96 at most (as said) and to a median o
 the prefix, without the name). A user renamed since is caught only when the name changes enough
 (one letter: a median of 0.992); the margin above identical is for an Ollama whose answers
 differ a little with the batch. A model that answers vectors of another size than the store's
-raises an issue that says so (intake refuses those vectors; `alto.reembed` cannot help). A model
-that does not answer is left for the next start.
+raises an issue that says so, with both sizes (intake refuses those vectors until then, and new
+memories wait); its fix is the same, since `alto.reembed` moves the whole store to that size. A
+model that does not answer is left for the next start.
 
 A rename is caught when it happens instead (`Renames`): a user renamed in Home Assistant while
 Alto runs, who said some of its memories, gets an issue of their own with the same fix. It
@@ -102,7 +103,7 @@ def report(hass: HomeAssistant, entry_id: str, found: Freshness) -> None:
     if found.model_size is not None:
         LOGGER.warning(
             "The embedding model gives vectors of %d dimensions, the stored memories have %d: "
-            "new memories are not stored until the model is changed back",
+            "new memories wait until every memory is embedded again (alto.reembed)",
             found.model_size,
             found.store_size,
         )
@@ -110,13 +111,14 @@ def report(hass: HomeAssistant, entry_id: str, found: Freshness) -> None:
             hass,
             DOMAIN,
             issue,
-            is_fixable=False,
+            is_fixable=True,
             severity=ir.IssueSeverity.ERROR,
             translation_key=ISSUE_EMBEDDING_SIZE,
             translation_placeholders={
                 "model_size": str(found.model_size),
                 "store_size": str(found.store_size),
             },
+            data={"entry_id": entry_id},
         )
         return
     ir.async_create_issue(

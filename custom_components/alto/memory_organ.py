@@ -409,6 +409,8 @@ class MemoryOrgan:
         report = await self._writer.async_reembed(self._settings.embedding_model)
         if report.reason is None:
             memory_freshness.clear(self._hass, self._entry_id)
+            # Sources that waited for a store of the model's size are interpreted now.
+            self._interpreter.kick()
         LOGGER.info(
             "Embedded %d of %d memories again%s",
             report.reembedded,

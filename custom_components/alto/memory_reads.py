@@ -14,10 +14,11 @@ from functools import partial
 from homeassistant.components.person import ATTR_USER_ID
 from homeassistant.components.person import DOMAIN as PERSON_DOMAIN
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
-from .const import LOGGER
+from .const import DOMAIN, LOGGER
 from .gpu.backend import SelectionBackend
 from .memory import recall
 from .memory.lexical import with_names
@@ -83,9 +84,17 @@ class MemoryReader:
         """The best `limit` current memories for `query` the viewer may see (exact scores).
 
         The backend selects among the rows its snapshot's tags let the viewer see; a row that
-        changed since (forgotten, superseded) is dropped against the current state.
+        changed since (forgotten, superseded) is dropped against the current state. A model
+        whose vectors are of another size than the stored memories' finds none of them: a
+        translated error says so, rather than an empty answer.
         """
         codes = embedding_codes((await self._embedder.queries([query]))[0])
+        if (size := self._store.dim) is not None and codes.size != size:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="recall_size_differs",
+                translation_placeholders={"model_size": str(codes.size), "store_size": str(size)},
+            )
         allowed = self._store.visibility(viewer)
         hits = await self._selection.async_top_k(codes, limit, allowed=allowed)
         found = self._store.get([row_id for row_id, _score in hits])

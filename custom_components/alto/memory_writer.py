@@ -26,6 +26,7 @@ from .memory.journal import Journal
 from .memory.pipeline import MAX_BATCH, IntakeInput, said_by
 from .memory.qualification import Mode
 from .memory.reasons import Reason
+from .memory.records import Row
 from .memory.spans import admit_source
 from .memory.store import MemoryStore
 from .memory_batching import Coalescer
@@ -116,11 +117,12 @@ class MemoryWriter:
         """Embed every stored memory again as intake embeds one now (`alto.reembed`).
 
         For a store written before the embedding model's role prefixes or the speakers' names
-        were embedded, or with another model of the same size: recall compares a question with
-        memories embedded one way. It goes 64 memories at a time, each batch embedded before
-        `rows_lock` and written as one ``reembed`` entry, so turns go on writing in between; a
-        memory written meanwhile is already embedded this way. A failure stops it where it is:
-        what was done stays done, and calling it again does it all again.
+        were embedded, or with another model: recall compares a question with memories embedded
+        one way. It goes 64 memories at a time, each batch embedded before `rows_lock` and
+        written as one ``reembed`` entry, so turns go on writing in between; a memory written
+        meanwhile is already embedded this way. A failure stops it where it is: what was done
+        stays done, and calling it again does it all again. A model of another size moves the
+        whole store at once instead (`_async_resize`).
         """
         if self._reembedding:
             return ReembedReport(0, 0, REEMBED_RUNNING)
@@ -143,13 +145,15 @@ class MemoryWriter:
                     continue
                 said = [said_by(row.document, row.actor, names) for row in rows]
                 try:
-                    vectors = await self._embedder.documents(said)
+                    vectors = await self._embedder.documents(said, anew=True)
                 except Exception as err:  # noqa: BLE001 - any model failure stops it here
                     LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
                     return ReembedReport(done, len(ids), EMBEDDING_FAILED)
                 dim = self.store.state.dim
                 if dim is not None and any(len(vector) != dim for vector in vectors):
-                    return ReembedReport(done, len(ids), EMBEDDING_DIMENSION)
+                    if done or len({len(vector) for vector in vectors}) != 1:
+                        return ReembedReport(done, len(ids), EMBEDDING_DIMENSION)
+                    return await self._async_resize(model, names)
                 async with self.rows_lock:
                     report = self.unwritable("reembed") or await self.async_catch_up("reembed")
                     if report is not None:
@@ -175,6 +179,64 @@ class MemoryWriter:
             if done:
                 self._changed()
         return ReembedReport(done, len(ids), None)
+
+    async def _async_resize(self, model: str, names: dict[str, str]) -> ReembedReport:
+        """Every memory embedded by a model of another size, written as one ``reembed`` entry.
+
+        A store holds vectors of one size, so no memory can move alone. Every memory is embedded
+        first, 64 at a time, while turns go on; then, holding `rows_lock`, the memories written
+        or written again since are embedded too and all are written at once. Until then the
+        stored memories keep their old vectors (recall of the new model's questions finds none
+        of them) and new ones wait as pending sources; a failure writes nothing.
+        """
+        embedded: dict[int, tuple[int, list[float]]] = {}
+
+        async def embed(rows: list[Row]) -> bool:
+            """Embed the rows not embedded as they are now; False when the model failed."""
+            rows = [row for row in rows if embedded.get(row.id, (None,))[0] != row.sequence]
+            for start in range(0, len(rows), MAX_BATCH):
+                batch = rows[start : start + MAX_BATCH]
+                said = [said_by(row.document, row.actor, names) for row in batch]
+                try:
+                    vectors = await self._embedder.documents(said, anew=True)
+                except Exception as err:  # noqa: BLE001 - any model failure stops it here
+                    LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
+                    return False
+                embedded.update(
+                    (row.id, (row.sequence, vector))
+                    for row, vector in zip(batch, vectors, strict=True)
+                )
+            return True
+
+        rows = await self._hass.async_add_executor_job(self.store.get, self.store.ids())
+        if not await embed(rows):
+            return ReembedReport(0, len(rows), EMBEDDING_FAILED)
+        async with self.rows_lock:
+            report = self.unwritable("reembed") or await self.async_catch_up("reembed")
+            if report is not None:
+                return ReembedReport(0, len(rows), report.reason)
+            rows = await self._hass.async_add_executor_job(self.store.get, self.store.ids())
+            if not await embed(rows):
+                return ReembedReport(0, len(rows), EMBEDDING_FAILED)
+            vectors = [embedded[row.id][1] for row in rows]
+            result = await intake.reembed(
+                rows,
+                vectors,
+                model=model,
+                store=self.store,
+                journal=self.journal,
+                run_blocking=self._hass.async_add_executor_job,
+            )
+            if not result.admitted:
+                reason = result.refusal.reason.value if result.refusal else None
+                return ReembedReport(0, len(rows), reason or EMBEDDING_DIMENSION)
+            await self._hass.async_add_executor_job(load_selection, self.selection, self.store)
+        self._changed()
+        try:  # the old vectors' index files
+            await self._hass.async_add_executor_job(self.store.erase)
+        except Exception as err:  # noqa: BLE001 - tried again at the next start
+            LOGGER.warning("The old memory index was not removed: %s", err)
+        return ReembedReport(len(rows), len(rows), None)
 
     def unwritable(self, op: str) -> IntakeReport | None:
         """Why nothing may be written now, if so: closed, or a damaged journal."""

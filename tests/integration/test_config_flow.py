@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 from homeassistant import config_entries
+from homeassistant.components.repairs import repairs_flow_manager
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.act.tiers import DEFAULT_TIERS
@@ -158,25 +162,49 @@ async def reconfigure_models(
     )
 
 
-async def test_reconfigure_refuses_an_embedding_model_of_another_size(
+async def test_reconfigure_to_an_embedding_model_of_another_size_asks_first(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
-    """With memories stored, an embedding model of another vector size is refused.
+    """With memories stored, another vector size is confirmed with both sizes, then taken.
 
-    The error says both sizes; a model of the same size is taken, and nothing was lost meanwhile.
+    Nothing changes until the confirmation; after it the start-up check raises the issue whose
+    fix embeds every memory with the new model, and recall finds them again.
     """
     await remember(hass, "The spare key is under the blue pot.")
     fake_ollama.models.append(OTHER_EMBED_MODEL)
     fake_ollama.embed_dim = 32  # the stored memories have 64
     result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
     assert result["type"] is FlowResultType.FORM
-    assert result["errors"] == {CONF_EMBEDDING_MODEL: "embedding_size_differs"}
+    assert result["step_id"] == "reconfigure_resize"
     assert result["description_placeholders"] == {"model_size": "32", "store_size": "64"}
     assert setup_alto.data[CONF_EMBEDDING_MODEL] == EMBED_MODEL
-    fake_ollama.embed_dim = 64
-    result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: OTHER_EMBED_MODEL}
-    )
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert result["reason"] == "reconfigure_successful"
+    assert setup_alto.data[CONF_EMBEDDING_MODEL] == OTHER_EMBED_MODEL
+    issue = f"memories_embedded_otherwise_{setup_alto.entry_id}"
+    found = ir.async_get(hass).async_get_issue(DOMAIN, issue)
+    assert found is not None
+    assert found.translation_key == "embedding_size_changed"
+    with pytest.raises(HomeAssistantError, match="32 dimensions"):
+        await recall(hass, "spare key")
+
+    assert await async_setup_component(hass, "repairs", {})
+    manager = repairs_flow_manager(hass)
+    assert manager is not None
+    flow = await manager.async_init(DOMAIN, data={"issue_id": issue})
+    await manager.async_configure(flow["flow_id"], {})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert quotes(await recall(hass, "spare key")) == ["The spare key is under the blue pot."]
+
+
+async def test_reconfigure_to_a_model_of_the_stored_size_needs_no_confirmation(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """Another model of 64 dimensions is taken at once; the memories stay found."""
+    await remember(hass, "The spare key is under the blue pot.")
+    fake_ollama.models.append(OTHER_EMBED_MODEL)
+    result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
     await hass.async_block_till_done()
     assert result["reason"] == "reconfigure_successful"
     assert setup_alto.data[CONF_EMBEDDING_MODEL] == OTHER_EMBED_MODEL

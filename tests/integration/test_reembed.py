@@ -1,10 +1,11 @@
 """`alto.reembed` end to end: real HA, the fake Ollama over HTTP, the real embedded Chroma store.
 
 Every stored memory is embedded again as a new one is (role prefix, the speaker's name now);
-Chroma holds the new vectors, the journal replays, and a model that fails or answers another
-size stops it with a translated error, having written nothing more. After a start, memories
-embedded otherwise raise a repair issue whose fix embeds them again, and so does renaming a user
-who said some (`memory_freshness`).
+Chroma holds the new vectors, the journal replays, and a model that fails or answers two sizes
+stops it with a translated error, having written nothing more. A model of another size moves
+every memory at once. After a start, memories embedded otherwise, or of another size than the
+model's, raise a repair issue whose fix embeds them again, and so does renaming a user who said
+some (`memory_freshness`).
 """
 
 from __future__ import annotations
@@ -25,18 +26,24 @@ from custom_components.alto.const import DOMAIN
 from custom_components.alto.memory.store import COLLECTION
 from custom_components.alto.memory_freshness import alike, spread
 
+from .. import fake_ollama as fake_ollama_module
 from ..fake_ollama import FakeOllama, embed_text
 from .helpers import (
     alto_service,
     converse_and_wait_for_background,
     journal_bytes,
     journal_file,
+    memory,
+    quotes,
+    recall,
     remember,
     store_contents,
 )
 
 PILL = "I take my pill with breakfast"
 DENTIST = "My dentist is on Friday."
+BIKE = "My bike is the green one."
+KEY = "The spare key is under the blue pot."
 
 
 async def _stored_vectors(hass: HomeAssistant) -> dict[str, bytes]:
@@ -102,15 +109,17 @@ async def test_reembed_of_an_empty_store_does_nothing(
     assert journal_bytes(hass, setup_alto) is None
 
 
-@pytest.mark.parametrize("case", [("down", "reembed_failed"), ("size", "reembed_dimension")])
+@pytest.mark.parametrize("case", [("down", "reembed_failed"), ("sizes", "reembed_dimension")])
 async def test_reembed_stops_with_a_translated_error_and_writes_nothing(
     hass: HomeAssistant,
     fake_ollama: FakeOllama,
     setup_alto: MockConfigEntry,
     alice: Context,
+    *,
+    monkeypatch: pytest.MonkeyPatch,
     case: tuple[str, str],
 ) -> None:
-    """The model is down or gives vectors of another size: what it says, and nothing written."""
+    """The model is down or gives vectors of two sizes: what it says, and nothing written."""
     fault, key = case
     # Renamed: texts the embedder has not just embedded (it answers those from memory).
     user = await hass.auth.async_get_user(alice.user_id or "")
@@ -119,8 +128,12 @@ async def test_reembed_stops_with_a_translated_error_and_writes_nothing(
     before = (journal_bytes(hass, setup_alto), await _stored_vectors(hass))
     if fault == "down":
         fake_ollama.fail_embed = 10
-    else:
-        fake_ollama.embed_dim += 8
+    else:  # one size for the pill, another for the dentist
+        monkeypatch.setattr(
+            fake_ollama_module,
+            "embed_text",
+            lambda text, dim: embed_text(text, dim + 8 * ("pill" in text)),
+        )
     with pytest.raises(HomeAssistantError) as raised:
         await alto_service(hass, "reembed", {}, alice)
     assert raised.value.translation_key == key
@@ -173,17 +186,54 @@ async def test_memories_embedded_otherwise_raise_an_issue_whose_fix_embeds_them_
     assert (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue) is None
 
 
-async def test_a_model_of_another_size_raises_an_issue_that_says_so(
+async def test_reembed_moves_every_memory_to_a_model_of_another_size(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry, alice: Context
 ) -> None:
-    """Memories of 64 dimensions, a model of 72: an issue nothing here can fix."""
+    """Memories of 64 dimensions, a model of 96: one entry moves both; recall finds them."""
+    fake_ollama.embed_dim = 96
+    assert await alto_service(hass, "reembed", {}, alice) == {"reembedded": 2}
+    assert memory(hass).store.dim == 96
+    said = [f"search_document: Alice said: {text}" for text in (PILL, DENTIST)]
+    assert await _stored_vectors(hass) == {
+        PILL: _as_stored(said[0], 96),
+        DENTIST: _as_stored(said[1], 96),
+    }
+    [line] = journal_file(hass, setup_alto).read_bytes().splitlines()[-1:]
+    entry = json.loads(line)
+    assert entry["op"] == "reembed"
+    assert len(entry["request"]["ids"]) == 2
+    assert quotes(await recall(hass, "when do I take my pill", alice))[0] == PILL
+    await remember(hass, KEY, alice)
+    assert quotes(await recall(hass, "spare key", alice))[0] == KEY
+    replayed = await alto_service(hass, "replay", {}, alice)
+    assert replayed["ok"], replayed
+
+
+async def test_a_model_of_another_size_raises_an_issue_whose_fix_moves_the_memories(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry, alice: Context
+) -> None:
+    """Memories of 64 dimensions, a model of 72: what is said meanwhile waits, and is kept."""
     fake_ollama.embed_dim += 8
     registry = await _restart(hass, setup_alto)
-    found = registry.async_get_issue(DOMAIN, f"memories_embedded_otherwise_{setup_alto.entry_id}")
+    issue = f"memories_embedded_otherwise_{setup_alto.entry_id}"
+    found = registry.async_get_issue(DOMAIN, issue)
     assert found is not None
-    assert not found.is_fixable
+    assert found.is_fixable
     assert found.translation_key == "embedding_size_changed"
     assert found.translation_placeholders == {"model_size": "72", "store_size": "64"}
+    with pytest.raises(HomeAssistantError) as raised:
+        await recall(hass, "when do I take my pill", alice)
+    assert raised.value.translation_key == "recall_size_differs"
+    result = await converse_and_wait_for_background(hass, BIKE, context=alice)
+    assert result.response.error_code is None
+    assert BIKE not in await _stored_vectors(hass)
+
+    await _fix(hass, issue)
+    assert memory(hass).store.dim == 72
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue) is None
+    assert quotes(await recall(hass, "when do I take my pill", alice))[0] == PILL
+    assert quotes(await recall(hass, "what colour is my bike", alice))[0] == BIKE
+    assert (await _restart(hass, setup_alto)).async_get_issue(DOMAIN, issue) is None
 
 
 async def test_a_model_that_does_not_answer_at_start_raises_nothing(

@@ -4,6 +4,7 @@ A store written with one embedding (here `old_embed`, as a store written before 
 names were embedded) is embedded again 64 rows at a time (`intake.reembed`): every row keeps
 everything but its vector, its codes become those of the new embedding in the state, in Chroma
 and in a replay; a forget after it leaves no byte of the text or vector in the ``reembed`` line.
+Vectors of another size (`wide_embed`) move every row at once, in one entry, or nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from custom_components.alto.memory.replay import reconcile, replay, replay_state
 from custom_components.alto.memory.store import MemoryStore
 
 from ..on_disk import holding
-from .conftest import USER_A, FakeModel, fake_embed, journal_bytes, open_store
+from .conftest import DIM, USER_A, FakeModel, fake_embed, journal_bytes, open_store
 from .test_intake import intake, many
 
 NAMES = {USER_A: "Alice"}
@@ -284,3 +285,146 @@ async def test_a_store_behind_catches_up_with_the_new_vectors(
     finally:
         store.close()
     assert replay(journal.path)["ok"]
+
+
+async def wide_embed(texts: list[str]) -> list[list[float]]:
+    """An embedding of another size: the fake one with its components repeated (twice as long)."""
+    return [vector + vector[::-1] for vector in await fake_embed(texts)]
+
+
+async def _resize_all(store: MemoryStore, journal: Journal) -> object:
+    """Every stored row embedded with `wide_embed`, in one call, as the writer does."""
+    rows = store.get(store.ids())
+    vectors = await wide_embed([said_by(row.document, row.actor, NAMES) for row in rows])
+    return await reembed(rows, vectors, model="wide", store=store, journal=journal)
+
+
+async def _wide_expected(store: MemoryStore) -> np.ndarray:
+    rows = store.state.rows()
+    vectors = await wide_embed([said_by(row.document, row.actor, NAMES) for row in rows])
+    return np.stack([embedding_codes(vector) for vector in vectors])
+
+
+async def test_another_size_moves_every_memory_in_one_entry(
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
+) -> None:
+    """The state, Chroma, the checkpoint and a replay all hold the new size; new rows use it."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        before = _fields(store)
+        expected = await _wide_expected(store)
+        assert len(before) > MAX_BATCH
+        assert store.dim == DIM
+        result = await _resize_all(store, journal)
+        assert result.admitted, result  # type: ignore[attr-defined]
+        assert store.dim == 2 * DIM
+        assert _fields(store) == before
+        assert np.array_equal(_codes(store), expected)
+        said = IntakeInput("The bins go out on Thursday.", "t/bins", actor=USER_A)
+        assert (await remember([said], store=store, journal=journal, embed=wide_embed)).admitted
+        [query] = await wide_embed(["bins Thursday"])
+        [(found, _score)] = store.recall(embedding_codes(query), USER_A, 1)
+        assert found.document == said.text
+        later = _fields(store)
+    finally:
+        store.close()
+    ops = [json.loads(line)["op"] for line in journal.path.read_bytes().splitlines()]
+    assert ops[-2:] == ["reembed", "remember"]
+    report, replayed = replay_state(journal.path)
+    assert report["ok"], report
+    assert replayed.dim == 2 * DIM
+    assert replayed.rows() == later
+    for with_checkpoint in (True, False):  # the checkpoint's codes, then Chroma's vectors
+        reopened = open_store(tmp_path, with_checkpoint=with_checkpoint)
+        try:
+            assert _fields(reopened) == later
+            assert np.array_equal(_codes(reopened)[: len(before)], expected)
+        finally:
+            reopened.close()
+
+
+async def test_another_size_for_less_than_every_memory_as_stored_is_refused(
+    home: tuple[MemoryStore, Journal],
+) -> None:
+    """One row left out, or one rewritten since it was read: nothing is written."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        before = journal_bytes(journal), store.snapshot()
+        rows = store.get(store.ids())
+        vectors = await wide_embed([row.document for row in rows])
+        partial = await reembed(rows[1:], vectors[1:], model="w", store=store, journal=journal)
+        [kept] = [row for row in rows if row.source_id == "t/kept"]
+        await remember(
+            [IntakeInput(kept.document, "t/again", actor=USER_A)],
+            store=store,
+            journal=journal,
+            embed=fake_embed,
+        )
+        between = journal_bytes(journal), store.snapshot()
+        stale = await reembed(rows, vectors, model="w", store=store, journal=journal)
+        for result in (partial, stale):
+            assert result.refusal is not None
+            assert result.refusal.reason is Reason.BATCH_SIZE
+        assert between[0] != before[0]
+        assert (journal_bytes(journal), store.snapshot()) == between
+        assert store.dim == DIM
+    finally:
+        store.close()
+    assert replay(journal.path)["ok"]
+
+
+async def test_forgetting_after_another_size_erases_it_from_that_entry(
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
+) -> None:
+    """The resizing line loses a forgotten row's text and vector like any ``reembed`` line."""
+    store, journal = home
+    try:
+        secret = await _history(store, journal)
+        assert (await _resize_all(store, journal)).admitted  # type: ignore[attr-defined]
+        assert (await forget([secret], viewer=USER_A, store=store, journal=journal)).admitted
+    finally:
+        store.close()
+    assert holding(tmp_path, (SECRET, "4821", "9917")) == {}
+    report = replay(journal.path)
+    assert report["ok"], report
+    assert report["redacted"] >= 2
+
+
+@pytest.mark.parametrize("with_checkpoint", [True, False])
+async def test_a_resize_the_store_failed_in_the_middle_of_is_applied_again(
+    tmp_path: Path,
+    home: tuple[MemoryStore, Journal],
+    monkeypatch: pytest.MonkeyPatch,
+    with_checkpoint: bool,
+) -> None:
+    """The old collection dropped, the new one not yet renamed: the next start mends it."""
+    store, journal = home
+    await _history(store, journal)
+    before = _fields(store)
+    expected = await _wide_expected(store)
+    collection = type(store._rows)
+
+    def crash(_self: object, **_changes: object) -> None:
+        raise OSError("power cut")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(collection, "modify", crash)
+        with pytest.raises(StoreBehind):
+            await _resize_all(store, journal)
+    store._client.close()  # the process died: no checkpoint is written at close
+    reopened = open_store(tmp_path, with_checkpoint=with_checkpoint)
+    try:
+        assert reconcile(journal, reopened) == 1
+        assert reopened.dim == 2 * DIM
+        assert _fields(reopened) == before
+        assert np.array_equal(_codes(reopened), expected)
+    finally:
+        reopened.close()
+    again = open_store(tmp_path, with_checkpoint=False)  # Chroma itself holds every row
+    try:
+        assert _fields(again) == before
+        assert np.array_equal(_codes(again), expected)
+    finally:
+        again.close()

@@ -587,7 +587,9 @@ async def reembed(
     `rows` are the memories as they were read, `vectors` the embeddings of their texts as
     intake embeds a text now (the caller asks the model), all of the store's dimension; `model`
     names the embedding model, for the record. A memory forgotten or written again (a repeated
-    `remember`, by someone else perhaps) since it was read is passed over. One ``reembed``
+    `remember`, by someone else perhaps) since it was read is passed over. Vectors of another
+    size move the store to it: then `rows` must be every stored memory, each as stored now (any
+    number of them, in one entry), since a store holds vectors of one size. One ``reembed``
     entry::
 
         {"op": "reembed", "request": {"ids", "model"}, "mutation", "vectors"}
@@ -596,19 +598,24 @@ async def reembed(
     against the state (`pipeline.reembedded`), and a later forget erases the row's text and
     vector from this entry as from the one that wrote it (`redaction.plan`).
     """
-    if not 1 <= len(rows) <= MAX_BATCH or len(vectors) != len(rows):
+    if not rows or len(vectors) != len(rows):
         return _refused(Refusal(Reason.BATCH_SIZE, detail=f"{len(rows)} memories"))
-    checked = _checked(list(vectors), len(rows), store.state.dim)
+    checked = _checked(list(vectors), len(rows), None)
     if isinstance(checked, Refusal):
         return _refused(checked)
     read = {row.id: (row.sequence, vector) for row, vector in zip(rows, checked, strict=True)}
 
     def build(sequence: int) -> Built[None] | Refusal:
+        resize = store.state.dim not in (None, len(checked[0]) // 4)
+        if not resize and len(rows) > MAX_BATCH:
+            return Refusal(Reason.BATCH_SIZE, detail=f"{len(rows)} memories")
         kept = [
             row_id
             for row_id, (written, _vector) in read.items()
             if (held := store.state.get(row_id)) is not None and held.sequence == written
         ]
+        if resize and (len(kept) != len(read) or len(kept) != len(store.state)):
+            return Refusal(Reason.BATCH_SIZE, detail="another size re-embeds every memory")
         if not kept:
             return Refusal(Reason.UNKNOWN_ID, detail="every memory was forgotten or rewritten")
         mutation = Mutation(sequence, reembedded(store.state, kept, [read[i][1] for i in kept]))

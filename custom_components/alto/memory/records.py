@@ -67,6 +67,7 @@ INFERRED_ASSERTIONS = (Kind.ASSERTION, Kind.CORRECTION)
 # A cache keyed by a row's text holds every text of a full store (`max_memories`, 100,000 by
 # default): the Surfacer reads all of them again at each change of the store.
 TEXTS_CACHED = 1 << 17
+QUANTIZED_ROWS = 1024  # rows quantized at once (`_quantized`)
 HOUSEHOLD = "household"
 UNKNOWN_ACTOR = "unknown"
 CURRENT = "current"
@@ -287,6 +288,8 @@ class MemoryState:
         """Apply a mutation; idempotent."""
         upsert = mutation.upsert
         codes = _quantized(upsert) if upsert else np.zeros((0, self.dim or 0), dtype=np.int8)
+        if self.dim is not None and codes.shape[1] != self.dim:
+            self._resize(upsert, codes)
         known = [i for i, row in enumerate(upsert) if row.id in self._rows]
         fresh = [i for i, row in enumerate(upsert) if row.id not in self._rows]
         changed = self._changed(upsert, known, codes)
@@ -306,6 +309,17 @@ class MemoryState:
         self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = max(self.applied, mutation.sequence)
         self.version = next(_VERSIONS)
+
+    def _resize(self, upsert: Sequence[Row], codes: np.ndarray) -> None:
+        """Every row's codes of another size: a new matrix, in `upsert`'s order.
+
+        Only a re-embedding of every stored row with a model of another size does this
+        (`intake.reembed`); anything less would leave rows whose codes no query can score.
+        """
+        if len(upsert) != len(self._rows) or any(row.id not in self._rows for row in upsert):
+            raise ValueError("codes of another size must replace every stored row's")
+        self._rows, self._matrix, self._position = {}, None, {}
+        self._add([replace(row, vector=b"") for row in upsert], codes)
 
     def _changed(
         self, upsert: Sequence[Row], known: list[int], codes: np.ndarray
@@ -440,4 +454,15 @@ class MemoryState:
 
 
 def _quantized(rows: Sequence[Row]) -> np.ndarray:
-    return quantize(np.stack([vector_array(row.vector) for row in rows]))
+    """The rows' codes, `QUANTIZED_ROWS` at a time.
+
+    `quantize` sums each row exactly in Python floats (about 32 bytes a component): a whole
+    store at once (a start from Chroma, a re-embedding of another size) would hold them all.
+    Each row's codes are its own, so a part at a time gives the same codes.
+    """
+    return np.concatenate(
+        [
+            quantize(np.stack([vector_array(row.vector) for row in rows[i : i + QUANTIZED_ROWS]]))
+            for i in range(0, len(rows), QUANTIZED_ROWS)
+        ]
+    )

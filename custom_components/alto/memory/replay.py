@@ -19,9 +19,10 @@ An ``accept`` entry is checked for admission (against the state and the sources 
 and an empty mutation; a ``refuse`` entry for a final reason and an empty mutation; a
 ``remember`` entry re-derives one explicit row per input (`pipeline.explicit_rows`); a
 ``reembed`` entry re-derives its rows as held, with the recorded vectors of the state's
-dimension (`pipeline.reembedded`). Replay keeps the pending sources (`pending.Pending`) entry
-by entry: an ``intake`` or ``refuse`` entry must resolve sources pending exactly as accepted,
-and every entry's ``pending_from`` must be the one this set gives (reason ``pending``).
+dimension, or of another one for every stored row at once (`pipeline.reembedded`). Replay
+keeps the pending sources (`pending.Pending`) entry by entry: an ``intake`` or ``refuse`` entry
+must resolve sources pending exactly as accepted, and every entry's ``pending_from`` must be the
+one this set gives (reason ``pending``).
 
 The historical decision is checked as recorded: today's qualification table plays no part.
 The result is ``{"entries": n, "ok": bool, "first_mismatch": 0-based entry index | None,
@@ -58,6 +59,7 @@ from .journal_tail import entries_from
 from .parse import Statements, parse_statements
 from .pending import ACCEPT, REFUSE, Pending, PendingError
 from .pipeline import (
+    MAX_BATCH,
     ClassificationPlan,
     IntakeInput,
     Provenance,
@@ -269,8 +271,11 @@ def derive(
         ids = request["ids"]
         held = [row_id for row_id in ids if state.get(row_id) is not None]
         _check(bool(ids) and held == ids and len(set(ids)) == len(ids), "reembed")
-        _check(len(vectors) == len(ids), "vectors")
-        _check(all(len(vector) == 4 * (state.dim or 0) for vector in vectors), "vectors")
+        _check(len(vectors) == len(ids) and len({len(v) for v in vectors}) == 1, "vectors")
+        if len(vectors[0]) == 4 * (state.dim or 0):
+            _check(len(ids) <= MAX_BATCH, "reembed")
+        else:  # another size: every stored memory at once
+            _check(len(ids) == len(state), "reembed")
         return Mutation(sequence, reembedded(state, ids, vectors))
     batch = [IntakeInput.from_json(item) for item in request["inputs"]]
     if op == REFUSE:

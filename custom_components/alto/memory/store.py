@@ -346,15 +346,11 @@ class MemoryStore:
     def apply(self, mutation: Mutation) -> None:
         """Write one mutation to Chroma, then to the mirror; applying it again changes nothing."""
         rows = list(mutation.upsert)
-        step = max(1, self._client.get_max_batch_size())
-        for start in range(0, len(rows), step):
-            part = rows[start : start + step]
-            self._rows.upsert(
-                ids=[str(row.id) for row in part],
-                documents=[row.document for row in part],
-                metadatas=[row.metadata() for row in part],
-                embeddings=[np.frombuffer(row.vector, dtype="<f4") for row in part],
-            )
+        resized = bool(rows) and self.state.dim not in (None, len(rows[0].vector) // 4)
+        if resized:
+            self._resize(rows)
+        else:
+            self._upsert(self._rows, rows)
         # Chroma rejects updates of unknown ids; a target already deleted has nothing to mark.
         fresh = {row.id for row in rows}
         supersede = [i for i in mutation.supersede if i in fresh or self.state.get(i) is not None]
@@ -374,10 +370,43 @@ class MemoryStore:
             again = [row.id for row in mutation.upsert if self.state.get(row.id) is not None]
             self.state.apply(mutation)
             self._corpus.changed(again)
-        if mutation.delete or self.state.applied - self._saved >= CHECKPOINT_EVERY:
+        if resized or mutation.delete or self.state.applied - self._saved >= CHECKPOINT_EVERY:
             self._save_checkpoint()
         # Read the new rows' words now, in the writer's thread, not in the next turn's.
         warm(mutation.upsert)
+
+    def _upsert(self, collection: Any, rows: Sequence[Row]) -> None:
+        step = max(1, self._client.get_max_batch_size())
+        for start in range(0, len(rows), step):
+            part = rows[start : start + step]
+            collection.upsert(
+                ids=[str(row.id) for row in part],
+                documents=[row.document for row in part],
+                metadatas=[row.metadata() for row in part],
+                embeddings=[np.frombuffer(row.vector, dtype="<f4") for row in part],
+            )
+
+    def _resize(self, rows: Sequence[Row]) -> None:
+        """Every row with vectors of another size: a new rows collection takes the old one's place.
+
+        A collection holds vectors of one size. The rows are written into a collection beside
+        the old one, which is then dropped, and the new one renamed. The state record keeps the
+        sequence before this entry until the end, so after a crash or a failure at any point the
+        entry is applied again (`replay.reconcile`): it carries every row, so even an empty
+        collection is whole again after it. The old index's files go at the next `erase`.
+        """
+        name = self._names[0]
+        beside = f"{name}_resized"
+        if beside in {collection.name for collection in self._client.list_collections()}:
+            self._client.delete_collection(beside)  # a resize a crash interrupted
+        fresh = self._client.create_collection(
+            beside, embedding_function=None, configuration=ROWS_INDEX
+        )
+        self._upsert(fresh, rows)
+        self._client.delete_collection(name)
+        fresh.modify(name=name)
+        self._rows, self._meta = self._collections()
+        self._erase_due = True
 
     def get(self, ids: Sequence[int]) -> list[Row]:
         """The stored rows among `ids`, in the given order."""
