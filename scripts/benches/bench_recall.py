@@ -83,6 +83,7 @@ from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.alto.const import (
+    CONF_EMBEDDING_MODEL,
     CONF_MEMORY_MODE,
 )
 from custom_components.alto.memory.corpus import competes
@@ -482,3 +483,48 @@ async def test_recall_after_reembed(
     }
     heading = f"\n{name}: re-embedding a store written before prefixes and names"
     _print(heading, data, rankings, "the same store")
+
+
+@pytest.mark.parametrize("name", ["household", "heldout"])
+async def test_recall_after_moving_to_another_model(
+    hass: HomeAssistant,
+    embedding: Embedding,
+    enable_custom_integrations: None,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    """Print Alto's block over a store written with multilingual-e5-small, then moved.
+
+    With --embedding-model (of another size): the store is written with e5 as `test_recall`
+    writes it, then the entry is reconfigured to the other model (its start raises the size
+    issue) and `alto.reembed` moves every memory. The second row should be `test_recall`'s
+    "Alto now" row for that model: the move loses nothing of recall.
+    """
+    if embedding.model == EMBED_MODEL:
+        pytest.skip("moves a store to --embedding-model")
+    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    organ = await _organ(hass, Embedding(embedding.url, EMBED_MODEL), tmp_path)
+    names = await _ingest(hass, organ, data)
+    questions = data["questions"]
+    texts = [q["text"] for q in questions]
+    rankings = {
+        f"Alto, written with {EMBED_MODEL}": await _ranked(
+            hass, _block(organ.store, names), questions, await organ.embed_queries(texts)
+        )
+    }
+    [entry] = hass.config_entries.async_entries("alto")
+    hass.config_entries.async_update_entry(
+        entry, data={**entry.data, CONF_EMBEDDING_MODEL: embedding.model}
+    )
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    organ = memory(hass)
+    done = await hass.services.async_call(
+        "alto", "reembed", {}, blocking=True, return_response=True
+    )
+    assert done is not None
+    assert organ.store.dim == len((await organ.embed_queries(["?"]))[0])
+    rankings[f"moved to {embedding.model} ({done['reembedded']} memories)"] = await _ranked(
+        hass, _block(organ.store, names), questions, await organ.embed_queries(texts)
+    )
+    _print(f"\n{name}: a store moved from {EMBED_MODEL} to {embedding.model}", data, rankings)

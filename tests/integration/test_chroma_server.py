@@ -43,6 +43,7 @@ from custom_components.alto.const import (
 )
 from custom_components.alto.memory.server import collection_names, namespace
 
+from ..fake_ollama import FakeOllama
 from .helpers import memory, quotes, recall, remember
 
 GATE = Path(__file__).parents[1] / "chroma_gate.py"
@@ -277,6 +278,40 @@ async def test_rows_written_behind_altos_back_are_never_read(
     assert sorted(zip(again["ids"], again["documents"], strict=True)) == [
         (str(kept), "The wifi password is on the fridge.")
     ]
+
+
+async def test_a_model_of_another_size_moves_the_servers_copy_too(
+    hass: HomeAssistant,
+    socket_enabled: None,
+    setup_alto: MockConfigEntry,
+    gate: Gate,
+    fake_ollama: FakeOllama,
+) -> None:
+    """The server's collection is replaced by one of the new size; a restart finds it whole."""
+    assert (await configure(hass, setup_alto, server_options(gate)))["type"] is (
+        FlowResultType.CREATE_ENTRY
+    )
+    kept = [await remember(hass, text) for text in ("The boiler code is 4471.", "Miso is grey.")]
+    fake_ollama.embed_dim = 96
+    response = await hass.services.async_call(
+        DOMAIN, "reembed", {}, blocking=True, return_response=True
+    )
+    assert response == {"reembedded": 2}
+    assert await hass.config_entries.async_reload(setup_alto.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+    assert memory(hass).store.dim == 96
+    assert sorted(row.id for row in memory(hass).store.rows(None)) == sorted(kept)
+    assert quotes(await recall(hass, "boiler code"))[0] == "The boiler code is 4471."
+    assert not [i for i in ir.async_get(hass).issues.values() if i.domain == DOMAIN]
+    rows_name, _state = collection_names(namespace(setup_alto.entry_id))
+    direct = chroma_direct(gate)
+    names = {collection.name for collection in direct.list_collections()}
+    assert rows_name in names
+    assert f"{rows_name}_resized" not in names
+    stored = direct.get_collection(rows_name).get(include=["embeddings"])
+    assert sorted(stored["ids"]) == sorted(str(i) for i in kept)
+    assert {len(vector) for vector in stored["embeddings"]} == {96}
 
 
 async def test_a_server_that_refuses_at_setup_is_a_repair_issue(
