@@ -53,7 +53,9 @@ chat model still from `tests/local_model.py`. NAME as URL's `/api/tags` lists it
 
 `test_recall_after_reembed` writes each set as a store was written before role prefixes and
 speakers' names (every text embedded as said), reads Alto's block, runs the `alto.reembed`
-action and reads it again.
+action and reads it again. `test_recall_after_moving_to_another_model` (with --embedding-model
+only) writes the household and held-out sets with multilingual-e5-small, reconfigures the entry
+to NAME, moves every memory with `alto.reembed` and reads the block again.
 
 Columns: R@1, R@3 and R@16 (the answer first, among the first three, among the first
 MAX_REFERENCES, as many as the turn's block holds), how many corrected facts rank above their
