@@ -208,14 +208,17 @@ class MemoryWriter:
                 )
             return True
 
-        rows = await self._hass.async_add_executor_job(self.store.get, self.store.ids())
+        def stored() -> list[Row]:
+            return self.store.get(self.store.ids())
+
+        rows = await self._hass.async_add_executor_job(stored)
         if not await embed(rows):
             return ReembedReport(0, len(rows), EMBEDDING_FAILED)
         async with self.rows_lock:
             report = self.unwritable("reembed") or await self.async_catch_up("reembed")
             if report is not None:
                 return ReembedReport(0, len(rows), report.reason)
-            rows = await self._hass.async_add_executor_job(self.store.get, self.store.ids())
+            rows = await self._hass.async_add_executor_job(stored)
             if not await embed(rows):
                 return ReembedReport(0, len(rows), EMBEDDING_FAILED)
             vectors = [embedded[row.id][1] for row in rows]

@@ -7,8 +7,8 @@ Household sets in `recall_data/`, each weeks of what five people said to the ass
 corrections, questions, commands and acknowledgements), then paraphrased questions, each with the
 one utterance that answers it (and, for a corrected fact, the one it replaced):
 
-- `household.json`: the set the rules and constants were chosen on (the fusion weight on it,
-  the held-out set and blind to blind15 together);
+- `household.json`: the set the rules and constants were chosen on (the fusion weight and step
+  3's changed-value clause on it, the held-out set and blind to blind15 together);
 - `heldout.json`: written apart from it, and measured beside it while rules were tried (a rule
   that failed it was not adopted), so not blind;
 - `blind.json` to `blind18.json`: each written by someone who saw neither Alto's code nor the
@@ -20,7 +20,8 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   first run on that rule and the one before it, side by side; blind12 to blind15 were written
   later, and first run on the rule as it stands; blind16 to blind18 later still (after the
   acknowledgement words), first run on the rule as it stood (weights 4:1), then on the 8:1
-  weight chosen on the other sets: the only sets no choice since has seen.
+  weight and on step 3's changed-value clause, each chosen on the other sets: read only as
+  tables, the sets no choice has been made on.
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small

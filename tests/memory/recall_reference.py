@@ -22,7 +22,9 @@ from custom_components.alto.memory.recall import (
     COSINE_WEIGHT,
     LEXICAL_WEIGHT,
     UPDATING,
+    changes_value,
     fit,
+    holds_value,
     shares_subject,
 )
 from custom_components.alto.memory.records import Row
@@ -177,13 +179,23 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
     def weight(term: str) -> int:  # the term's IDF with the pool's quotes as the corpus
         return log2_fixed(Fraction(2 * len(pool) + 2, 2 * held[term] + 1))
 
+    def nearest_newer(older: Row, newer: Row) -> bool:  # no later row more like `older`
+        later = [r for r in pool if (r.said_at, r.id) > (older.said_at, older.id)]
+        scores = np.asarray(similar([older], later))[0]
+        return bool(scores[later.index(newer)] == scores.max())
+
+    def updates(newer: Row, older: Row) -> bool:
+        return shares_subject(newer, older, weight) or (
+            changes_value(newer) and holds_value(older) and nearest_newer(older, newer)
+        )
+
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
             (
                 i
                 for i, row in enumerate(order[:place])
-                if previous.get(newer.id) == row.id and shares_subject(newer, row, weight)
+                if previous.get(newer.id) == row.id and updates(newer, row)
             ),
             None,
         )

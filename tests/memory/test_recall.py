@@ -389,7 +389,7 @@ def test_words_most_rows_hold_do_not_make_one_subject() -> None:
     [
         ("Bridge has moved to the golf club.", True),
         ("Bridge is at the golf club, still Tuesday afternoons.", True),
-        ("Five-a-side is at the golf club instead, same time.", False),  # no word in common
+        ("Chess is at the golf club instead, same time.", False),  # no word in common
         ("Bridge is at the golf club.", False),  # one common word, no word of change
     ],
 )
@@ -405,6 +405,36 @@ def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool
     assert shares_subject(moved, bridge, weights(pool)) is updates
     ranked = newer_first([bridge, moved], pool, similarity({(1, 2): 900}))
     assert [r.id for r in ranked] == ([2, 1] if updates else [1, 2])
+
+
+@pytest.mark.parametrize(
+    ("newer", "alike", "moves"),
+    [
+        ("It's 8825 at the shop now, the security people reset it.", {(1, 2): 900}, True),
+        # A row said after the old one is more like it: the new one is not its nearest newer.
+        ("It's 8825 at the shop now, the security people reset it.", {(1, 3): 950}, False),
+        ("The shop's keypad shows 8825 by the door.", {(1, 2): 900}, False),  # no change
+        ("The security people came round and reset things now.", {(1, 2): 900}, False),
+    ],
+)
+def test_a_changed_value_that_shares_no_word_goes_first_when_each_is_the_others_nearest(
+    newer: str, alike: dict[tuple[int, int], int], moves: bool
+) -> None:
+    """A restated value in other words: "the shop" for "the bakery", and no word in common.
+
+    It goes first only when it says it changes something, both hold a value, and the vectors
+    pair them both ways: the old row is the new one's nearest older row, and the new row the
+    old one's nearest newer row.
+    """
+    code = row(1, "The alarm code for the bakery is 4471.", day=1)
+    hours = row(3, "Saturday hours are eight till noon.", day=5)
+    changed = row(2, newer, day=20)
+    pool = [code, hours, changed]
+    assert not shares_subject(changed, code, weights(pool))
+    similar = similarity({(1, 2): 800, (1, 3): 100, (2, 3): 100, **alike})
+    assert nearest_older([changed], pool, similar) == {2: 1}
+    ranked = newer_first([code, hours, changed], pool, similar)
+    assert [r.id for r in ranked] == ([2, 1, 3] if moves else [1, 3, 2])
 
 
 def test_the_block_keeps_to_its_limits_in_rank_order() -> None:

@@ -22,7 +22,11 @@ all on integers and ids, so the same store and utterance always give the same bl
    both hold, values and numbers aside, are rare in the pool ("school bus" in "the school bus
    comes at 7:30" after "Sofia's school bus leaves Carlton Road at 7:40"), or B says it changes
    something and they share a word at all ("Bridge has moved to the golf club" after "I play
-   bridge at the community centre"). Words common in the pool ("Leo", "school") do not make two
+   bridge at the community centre"), or B says it changes something, both hold a value (a
+   number, a day, a time) and each is the other's nearest (A the older row most like B, B the
+   newer row most like A): "Harbour master's shifted us nearer the slipway for the winter.
+   We're on 31 now." after "Our mooring's number 23", which share no word. Words common in the
+   pool ("Leo", "school") do not make two
    rows one subject: "Ben picks Leo up from school" does not update "Leo's school starts at
    8:45". Both stay, labelled with when each was said, and the block's heading tells the model
    the newer holds: no rule on words and vectors tells a correction from a second fact for
@@ -42,6 +46,7 @@ ago, so the model can tell an old statement from a new one; never a user id.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
@@ -88,6 +93,7 @@ _VALUES_WORDS = (
 UPDATE_MARKERS = frozenset(terms(_UPDATE_MARKERS_WORDS))
 VALUES = frozenset(terms(_VALUES_WORDS))
 _NOT_SUBJECT = VALUES | UPDATE_MARKERS
+_DIGIT = re.compile(r"\d")
 DAY_S = 86400
 KINDS: dict[int | str, str] = {
     KIND_SOURCE: "said",
@@ -128,6 +134,28 @@ def shares_subject(newer: Row, older: Row, weight: Callable[[str], int]) -> bool
     if sum(map(weight, common)) >= SUBJECT_BITS << IDF_BITS:
         return True
     return not UPDATE_MARKERS.isdisjoint(terms(newer.document))
+
+
+def holds_value(row: Row) -> bool:
+    """Whether the row's quote holds a value an update changes: a digit, or a VALUES word."""
+    return _DIGIT.search(row.document) is not None or not VALUES.isdisjoint(terms(row.document))
+
+
+def changes_value(row: Row) -> bool:
+    """Whether the row says it changes something (an UPDATE_MARKERS word) and holds a value."""
+    return not UPDATE_MARKERS.isdisjoint(terms(row.document)) and holds_value(row)
+
+
+def _nearest_newer(
+    view: View, older: int, newer: int, in_pool: np.ndarray, likeness: Likeness
+) -> bool:
+    """Whether no pool row said after `older` is more like it than `newer` (ties count)."""
+    later = in_pool & (
+        (view.said > view.said[older])
+        | ((view.said == view.said[older]) & (view.ids > view.ids[older]))
+    )
+    scores = np.asarray(likeness(np.array([older], dtype=np.int64), None))[0]
+    return bool(scores[newer] == scores[later].max())
 
 
 @lru_cache(maxsize=4096)
@@ -293,16 +321,26 @@ def newer_first(
     in_pool[pool] = True
     weight = _pool_weights(view, in_pool, len(pool))
 
-    def same_subject(newer: int, older: int) -> bool:
-        return shares_subject(rows[newer], rows[older], weight)
+    def may_update(newer: int, older: int) -> bool:
+        """What words allow; `updates` asks the vectors too when they are a changed value."""
+        return shares_subject(rows[newer], rows[older], weight) or (
+            changes_value(rows[newer]) and holds_value(rows[older])
+        )
 
-    # A row moves only before an older row of these that shares its subject: the nearest older
-    # row (a product with every row) is needed only for the rows that have one.
+    def updates(newer: int, older: int) -> bool:
+        return shares_subject(rows[newer], rows[older], weight) or (
+            changes_value(rows[newer])
+            and holds_value(rows[older])
+            and _nearest_newer(view, older, newer, in_pool, likeness)
+        )
+
+    # A row moves only before an older row of these that words allow it to update: the nearest
+    # older row (a product with every row) is needed only for the rows that have one.
     when = {p: (int(view.said[p]), int(view.ids[p])) for p in order}
     may_move = [
         candidate
         for candidate in order[:UPDATING]
-        if any(when[other] < when[candidate] and same_subject(candidate, other) for other in order)
+        if any(when[other] < when[candidate] and may_update(candidate, other) for other in order)
     ]
     previous = nearest_older(view, may_move, in_pool, likeness, memo)
     for newer in order[:UPDATING]:
@@ -311,7 +349,7 @@ def newer_first(
             (
                 i
                 for i, position in enumerate(order[:place])
-                if previous.get(newer) == position and same_subject(newer, position)
+                if previous.get(newer) == position and updates(newer, position)
             ),
             None,
         )
