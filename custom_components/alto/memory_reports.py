@@ -26,7 +26,7 @@ STORE_PENDING = "store_pending"  # journaled; the store catches up before the ne
 JOURNAL_DAMAGED = "journal_damaged"  # the journal does not verify: nothing is written
 MEMORY_FULL = "memory_full"  # authored memories alone reach max_memories: nothing is written
 EMBEDDING_FAILED = "embedding_failed"  # re-embedding: the embedding model failed
-EMBEDDING_DIMENSION = "embedding_dimension"  # re-embedding: the model's vectors are another size
+EMBEDDING_DIMENSION = "embedding_dimension"  # re-embedding: the model's vectors changed size
 REEMBED_RUNNING = "reembed_running"  # re-embedding: already running
 
 

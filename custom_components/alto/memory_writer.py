@@ -143,11 +143,8 @@ class MemoryWriter:
                 )
                 if not rows:
                     continue
-                said = [said_by(row.document, row.actor, names) for row in rows]
-                try:
-                    vectors = await self._embedder.documents(said, anew=True)
-                except Exception as err:  # noqa: BLE001 - any model failure stops it here
-                    LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
+                vectors = await self._embed_again(rows, names)
+                if vectors is None:
                     return ReembedReport(done, len(ids), EMBEDDING_FAILED)
                 dim = self.store.state.dim
                 if dim is not None and any(len(vector) != dim for vector in vectors):
@@ -158,14 +155,7 @@ class MemoryWriter:
                     report = self.unwritable("reembed") or await self.async_catch_up("reembed")
                     if report is not None:
                         return ReembedReport(done, len(ids), report.reason)
-                    result = await intake.reembed(
-                        rows,
-                        vectors,
-                        model=model,
-                        store=self.store,
-                        journal=self.journal,
-                        run_blocking=self._hass.async_add_executor_job,
-                    )
+                    result = await self._write_reembed(rows, vectors, model)
                     if result.admitted:
                         done += len(result.ids[0])
                         await self._hass.async_add_executor_job(
@@ -196,11 +186,8 @@ class MemoryWriter:
             rows = [row for row in rows if embedded.get(row.id, (None,))[0] != row.sequence]
             for start in range(0, len(rows), MAX_BATCH):
                 batch = rows[start : start + MAX_BATCH]
-                said = [said_by(row.document, row.actor, names) for row in batch]
-                try:
-                    vectors = await self._embedder.documents(said, anew=True)
-                except Exception as err:  # noqa: BLE001 - any model failure stops it here
-                    LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
+                vectors = await self._embed_again(batch, names)
+                if vectors is None:
                     return False
                 embedded.update(
                     (row.id, (row.sequence, vector))
@@ -222,14 +209,7 @@ class MemoryWriter:
             if not await embed(rows):
                 return ReembedReport(0, len(rows), EMBEDDING_FAILED)
             vectors = [embedded[row.id][1] for row in rows]
-            result = await intake.reembed(
-                rows,
-                vectors,
-                model=model,
-                store=self.store,
-                journal=self.journal,
-                run_blocking=self._hass.async_add_executor_job,
-            )
+            result = await self._write_reembed(rows, vectors, model)
             if not result.admitted:
                 reason = result.refusal.reason.value if result.refusal else None
                 return ReembedReport(0, len(rows), reason or EMBEDDING_DIMENSION)
@@ -240,6 +220,30 @@ class MemoryWriter:
         except Exception as err:  # noqa: BLE001 - tried again at the next start
             LOGGER.warning("The old memory index was not removed: %s", err)
         return ReembedReport(len(rows), len(rows), None)
+
+    async def _embed_again(
+        self, rows: list[Row], names: dict[str, str]
+    ) -> list[list[float]] | None:
+        """The rows embedded as a new memory is now (the model asked anew); None if it failed."""
+        said = [said_by(row.document, row.actor, names) for row in rows]
+        try:
+            return await self._embedder.documents(said, anew=True)
+        except Exception as err:  # noqa: BLE001 - any model failure stops re-embedding
+            LOGGER.warning("Re-embedding stopped: the embedding model failed: %r", err)
+            return None
+
+    async def _write_reembed(
+        self, rows: list[Row], vectors: list[list[float]], model: str
+    ) -> intake.IntakeResult:
+        """One ``reembed`` entry (`intake.reembed`); the caller holds `rows_lock`."""
+        return await intake.reembed(
+            rows,
+            vectors,
+            model=model,
+            store=self.store,
+            journal=self.journal,
+            run_blocking=self._hass.async_add_executor_job,
+        )
 
     def unwritable(self, op: str) -> IntakeReport | None:
         """Why nothing may be written now, if so: closed, or a damaged journal."""

@@ -582,7 +582,7 @@ async def reembed(
     journal: Journal,
     run_blocking: RunBlocking = _inline,
 ) -> IntakeResult:
-    """Give 1..64 stored memories new vectors (`alto.reembed`); nothing else of them changes.
+    """Give 1..64 stored memories (or all, to another size) new vectors; nothing else changes.
 
     `rows` are the memories as they were read, `vectors` the embeddings of their texts as
     intake embeds a text now (the caller asks the model), all of the store's dimension; `model`
