@@ -52,6 +52,15 @@ def _codes(store: MemoryStore) -> np.ndarray:
     return store.state.codes(store.state.rows())
 
 
+def _reopened(tmp_path: Path, *, with_checkpoint: bool) -> tuple[list[Row], np.ndarray]:
+    """Every row and its codes as the store under `tmp_path` opens them again."""
+    store = open_store(tmp_path, with_checkpoint=with_checkpoint)
+    try:
+        return _fields(store), _codes(store)
+    finally:
+        store.close()
+
+
 async def _expected(store: MemoryStore) -> np.ndarray:
     """The codes of every row embedded as intake embeds it now, after its speaker's name."""
     rows = store.state.rows()
@@ -115,12 +124,9 @@ async def test_every_row_gets_its_new_vector_and_keeps_everything_else(
     assert report["ok"], report
     assert np.array_equal(replayed.codes(replayed.rows()), expected)
     # Chroma holds the new vectors: a store opened without its checkpoint reads them back.
-    reopened = open_store(tmp_path, with_checkpoint=False)
-    try:
-        assert _fields(reopened) == before
-        assert np.array_equal(_codes(reopened), expected)
-    finally:
-        reopened.close()
+    fields, codes = _reopened(tmp_path, with_checkpoint=False)
+    assert fields == before
+    assert np.array_equal(codes, expected)
 
 
 async def test_another_size_or_a_bad_vector_is_refused_and_nothing_is_written(
@@ -341,12 +347,9 @@ async def test_another_size_moves_every_memory_in_one_entry(
     assert replayed.dim == 2 * DIM
     assert replayed.rows() == later
     for with_checkpoint in (True, False):  # the checkpoint's codes, then Chroma's vectors
-        reopened = open_store(tmp_path, with_checkpoint=with_checkpoint)
-        try:
-            assert _fields(reopened) == later
-            assert np.array_equal(_codes(reopened)[: len(before)], expected)
-        finally:
-            reopened.close()
+        fields, codes = _reopened(tmp_path, with_checkpoint=with_checkpoint)
+        assert fields == later
+        assert np.array_equal(codes[: len(before)], expected)
 
 
 async def test_another_size_for_less_than_every_memory_as_stored_is_refused(
@@ -410,9 +413,6 @@ async def test_a_resize_the_store_failed_in_the_middle_of_is_applied_again(
         assert np.array_equal(_codes(reopened), expected)
     finally:
         reopened.close()
-    again = open_store(tmp_path, with_checkpoint=False)  # Chroma itself holds every row
-    try:
-        assert _fields(again) == before
-        assert np.array_equal(_codes(again), expected)
-    finally:
-        again.close()
+    fields, codes = _reopened(tmp_path, with_checkpoint=False)  # Chroma itself holds every row
+    assert fields == before
+    assert np.array_equal(codes, expected)
