@@ -26,13 +26,12 @@ all on integers and ids, so the same store and utterance always give the same bl
    number, a day, a time) and each is the other's nearest (A the older row most like B, B the
    newer row most like A): "Harbour master's shifted us nearer the slipway for the winter.
    We're on 31 now." after "Our mooring's number 23", which share no word. Words common in the
-   pool ("Leo", "school") do not make two
-   rows one subject: "Ben picks Leo up from school" does not update "Leo's school starts at
-   8:45". Both stay, labelled with when each was said, and the block's heading tells the model
-   the newer holds: no rule on words and vectors tells a correction from a second fact for
-   sure. In mode 2 a correction has already retired what it replaced; this is the rule for
-   sources, which no model has read. Being the nearest, not passing a threshold, keeps the rule
-   free of any one embedding model's scale.
+   pool ("Leo", "school") do not make two rows one subject: "Ben picks Leo up from school" does
+   not update "Leo's school starts at 8:45". Both stay, labelled with when each was said, and
+   the block's heading tells the model the newer holds: no rule on words and vectors tells a
+   correction from a second fact for sure. In mode 2 a correction has already retired what it
+   replaced; this is the rule for sources, which no model has read. Being the nearest, not
+   passing a threshold, keeps the rule free of any one embedding model's scale.
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
