@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_components.alto.memory import redaction
+from custom_components.alto.memory import erasure, redaction
 from custom_components.alto.memory.intake import StoreBehind, forget, reembed, remember
 from custom_components.alto.memory.journal import Journal, entry_hash
 from custom_components.alto.memory.pipeline import (
@@ -50,6 +50,15 @@ def _fields(store: MemoryStore) -> list[Row]:
 
 def _codes(store: MemoryStore) -> np.ndarray:
     return store.state.codes(store.state.rows())
+
+
+def _not_rebuilt(*_args: object) -> None:
+    raise AssertionError("rebuilt")
+
+
+def _index_folders(tmp_path: Path) -> set[str]:
+    """The embedded Chroma's segment folders (an index's files each)."""
+    return {folder.name for folder in (tmp_path / "chroma").iterdir() if folder.is_dir()}
 
 
 def _reopened(tmp_path: Path, *, with_checkpoint: bool) -> tuple[list[Row], np.ndarray]:
@@ -328,8 +337,14 @@ async def test_another_size_moves_every_memory_in_one_entry(
         expected = await _wide_expected(store)
         assert len(before) > MAX_BATCH
         assert store.dim == DIM
+        folders = _index_folders(tmp_path)
         assert await _resize_all(store, journal) == len(before)
         assert store.dim == 2 * DIM
+        with pytest.MonkeyPatch.context() as patch:  # the dropped collection's folder goes ...
+            patch.setattr(erasure, "rebuild", _not_rebuilt)  # ... and nothing is rebuilt
+            store.erase()
+        assert len(_index_folders(tmp_path)) == len(folders)
+        assert _index_folders(tmp_path) != folders
         assert _fields(store) == before
         assert np.array_equal(_codes(store), expected)
         said = IntakeInput("The bins go out on Thursday.", "t/bins", actor=USER_A)

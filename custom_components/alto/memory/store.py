@@ -137,6 +137,7 @@ class MemoryStore:
         self._scrubbed: dict[Path, int] = {}  # index files scrubbed, as last written
         self._partial = False  # a rebuild failed: Chroma's copy waits for a start to refill it
         self._erase_due = False  # rows were deleted since the last `erase`
+        self._vacuum_due = False  # a collection was dropped since (a resize)
         self.state = MemoryState()
         self._open()
 
@@ -158,24 +159,28 @@ class MemoryStore:
         forget outside the journal's lock (accepts go on meanwhile; they write no row). Meanwhile
         the state record says 0: after a crash, the next open writes every row again from the
         journal. A rebuild that fails leaves it at 0 for as long as this store runs, and raises;
-        the next call tries again. A server store has nothing to erase here.
+        the next call tries again. After a resize only the dropped collection's files are left:
+        no rebuild, the vacuum removes them. A server store has nothing to erase here.
         """
-        if self._embedded is None or not self._erase_due:
+        if self._embedded is None or not (self._erase_due or self._vacuum_due):
             return
         path = self._embedded
-        applied = 0 if self._partial else self.state.applied
-        try:
-            erasure.rebuild(self._client, self._rows, lambda: self._record_applied(0), ROWS_INDEX)
-        except Exception:
-            self._partial = True
-            self._rows, self._meta = self._collections()
-            raise
-        self._record_applied(applied)
+        if self._erase_due:
+            applied = 0 if self._partial else self.state.applied
+            try:
+                erasure.rebuild(
+                    self._client, self._rows, lambda: self._record_applied(0), ROWS_INDEX
+                )
+            except Exception:
+                self._partial = True
+                self._rows, self._meta = self._collections()
+                raise
+            self._record_applied(applied)
         self._client.close()
         erasure.vacuum(path)
         self._client = chromadb.PersistentClient(path=str(path), settings=_settings())
         self._rows, self._meta = self._collections()
-        self._erase_due = False
+        self._erase_due = self._vacuum_due = False
         erasure.scrub(path, self._scrubbed)
 
     @classmethod
@@ -393,7 +398,7 @@ class MemoryStore:
         the old one, which is then dropped, and the new one renamed. The state record keeps the
         sequence before this entry until the end, so after a crash or a failure at any point the
         entry is applied again (`replay.reconcile`): it carries every row, so even an empty
-        collection is whole again after it. The old index's files go at the next `erase`.
+        collection is whole again after it. The old index's folder goes at the next `erase`.
         """
         name = self._names[0]
         beside = f"{name}_resized"
@@ -406,7 +411,7 @@ class MemoryStore:
         self._client.delete_collection(name)
         fresh.modify(name=name)
         self._rows, self._meta = self._collections()
-        self._erase_due = True
+        self._vacuum_due = True
 
     def get(self, ids: Sequence[int]) -> list[Row]:
         """The stored rows among `ids`, in the given order."""
