@@ -150,7 +150,8 @@ class MemoryWriter:
                 if dim is not None and any(len(vector) != dim for vector in vectors):
                     if done or len({len(vector) for vector in vectors}) != 1:
                         return ReembedReport(done, len(ids), EMBEDDING_DIMENSION)
-                    return await self._async_resize(model, names)
+                    first = list(zip(rows, vectors, strict=True))
+                    return await self._async_resize(model, names, first)
                 async with self.rows_lock:
                     report = self.unwritable("reembed") or await self.async_catch_up("reembed")
                     if report is not None:
@@ -170,16 +171,19 @@ class MemoryWriter:
                 self._changed()
         return ReembedReport(done, len(ids), None)
 
-    async def _async_resize(self, model: str, names: dict[str, str]) -> ReembedReport:
+    async def _async_resize(
+        self, model: str, names: dict[str, str], first: list[tuple[Row, list[float]]]
+    ) -> ReembedReport:
         """Every memory embedded by a model of another size, written as one ``reembed`` entry.
 
         A store holds vectors of one size, so no memory can move alone. Every memory is embedded
         first, 64 at a time, while turns go on; then, holding `rows_lock`, the memories written
         or written again since are embedded too and all are written at once. Until then the
         stored memories keep their old vectors (recall of the new model's questions finds none
-        of them) and new ones wait as pending sources; a failure writes nothing.
+        of them) and new ones wait as pending sources; a failure writes nothing. `first`: the
+        rows already embedded (the batch that found the new size), not asked for again.
         """
-        embedded: dict[int, tuple[int, list[float]]] = {}
+        embedded = {row.id: (row.sequence, vector) for row, vector in first}
 
         async def embed(rows: list[Row]) -> bool:
             """Embed the rows not embedded as they are now; False when the model failed."""

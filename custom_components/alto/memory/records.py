@@ -290,6 +290,15 @@ class MemoryState:
         codes = _quantized(upsert) if upsert else np.zeros((0, self.dim or 0), dtype=np.int8)
         if self.dim is not None and codes.shape[1] != self.dim:
             self._resize(upsert, codes)
+        else:
+            self._change(mutation, codes)
+        self._ordered = self._groups = self._explicit = self._tally = None
+        self.applied = max(self.applied, mutation.sequence)
+        self.version = next(_VERSIONS)
+
+    def _change(self, mutation: Mutation, codes: np.ndarray) -> None:
+        """Upsert, supersede and delete rows whose codes are of the held size."""
+        upsert = mutation.upsert
         known = [i for i, row in enumerate(upsert) if row.id in self._rows]
         fresh = [i for i, row in enumerate(upsert) if row.id not in self._rows]
         changed = self._changed(upsert, known, codes)
@@ -306,9 +315,6 @@ class MemoryState:
         fresh = [i for i in fresh if upsert[i].id in self._rows]
         if fresh:
             self._add([self._rows[upsert[i].id] for i in fresh], codes[fresh])
-        self._ordered = self._groups = self._explicit = self._tally = None
-        self.applied = max(self.applied, mutation.sequence)
-        self.version = next(_VERSIONS)
 
     def _resize(self, upsert: Sequence[Row], codes: np.ndarray) -> None:
         """Every row's codes of another size: a new matrix, in `upsert`'s order.
