@@ -4,8 +4,12 @@ against the scan of every row it replaced, side by side.
 Run: .venv/bin/python scripts/benches/recall_scale.py [--quick]
 
 Synthetic rows (random words from a 3,000-word vocabulary, 5 to 25 words each, a question now and
-then, three speakers, four scopes, some superseded) with 768-dimension random embeddings, in a
-store's resident state. Both paths choose the same rows in the same order (checked here):
+then, three speakers, four scopes, some superseded, some holding a value) with 768-dimension random
+embeddings, in a store's resident state. Every 50th row changes a value of an earlier one ("now"
+and a value), its embedding near that row's, and the query's embedding is near eight such earlier
+rows: step 3 then weighs pairs, its changed-value clause included, as it does when a household's
+question finds a fact and its correction. Both paths choose the same rows in the same order
+(checked here):
 
 - indexed: `MemoryStore.turn_block` (`memory.corpus` keeps each row's words, said time and
   speaker by position, BM25 reads the rows that hold the query's words, and each viewer's nearest
@@ -43,15 +47,37 @@ DIM = 768
 NAMES = {"u1": "Leo", "u2": "Sofia"}
 
 
-def rows_of(n: int, rng: random.Random, vectors: np.random.Generator) -> list[Row]:
-    """`n` rows of random words, said one second apart, with their embeddings."""
+UPDATE_EVERY = 50  # every 50th row changes a value of an earlier row, its vector near that row's
+VALUES = ["tuesday", "7:30", "twenty"]
+
+
+def rows_of(
+    n: int, rng: random.Random, vectors: np.random.Generator
+) -> tuple[list[Row], np.ndarray]:
+    """`n` rows of random words, said one second apart, with their embeddings, and a query.
+
+    The query's embedding is near eight rows that later rows update: step 3 has pairs to weigh.
+    """
     words = [f"w{i}" for i in range(3000)] + ["sofia", "swimming", "lesson", "start"]
     embeddings = vectors.standard_normal((n, DIM)).astype("<f4")
-    return [
+    documents: list[list[str]] = []
+    updated: list[int] = []
+    for i in range(n):
+        text = rng.choices(words, k=rng.randint(5, 25))
+        if rng.random() < 0.3:
+            text.append(rng.choice(VALUES))
+        holding = [j for j in range(max(i - 200, 0), i) if documents[j][-1] in VALUES]
+        if i % UPDATE_EVERY == UPDATE_EVERY - 1 and holding:
+            older = rng.choice(holding)
+            embeddings[i] = embeddings[older] + 0.5 * vectors.standard_normal(DIM)
+            text += ["now", rng.choice(VALUES)]
+            updated.append(older)
+        documents.append(text)
+    query = embeddings[[j for j in updated if j % 17][:8]].sum(axis=0)
+    rows = [
         Row(
             id=i + 1,
-            document=" ".join(rng.choices(words, k=rng.randint(5, 25)))
-            + rng.choice([".", ".", ".", "?"]),
+            document=" ".join(documents[i]) + rng.choice([".", ".", ".", "?"]),
             kind="source" if i % 3 else 3,
             owner="household",
             scope=rng.choice(["household", "household", "u1", "u2"]),
@@ -66,6 +92,7 @@ def rows_of(n: int, rng: random.Random, vectors: np.random.Generator) -> list[Ro
         )
         for i in range(n)
     ]
+    return rows, quantize(query)
 
 
 def store_of(rows: Sequence[Row]) -> MemoryStore:
@@ -90,7 +117,7 @@ def scan(store: MemoryStore, query_codes: np.ndarray, viewer: str) -> list[Row]:
 
     def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> np.ndarray:
         codes = snapshot.take(np.array([position[row.id] for row in candidates]))
-        return scores(snapshot, codes, store.scorer)[:, among]
+        return scores(snapshot, codes, store.scorer)[:, [position[row.id] for row in pool]]
 
     cosine = all_scores[among].tolist()
     return recall_reference.turn_block(
@@ -106,8 +133,8 @@ def main() -> None:
     print("| memories | indexed: first call (indexes every row) | indexed | scan | scan/indexed |")
     print("|---|---|---|---|---|")
     for n in (1_000, 10_000):
-        store = store_of(rows_of(n, rng, vectors))
-        query = quantize(vectors.standard_normal(DIM).astype("<f4"))
+        rows, query = rows_of(n, rng, vectors)
+        store = store_of(rows)
         started = time.perf_counter()
         store.turn_block(query, "u1", QUERY, lambda row: row.document, NAMES)
         first = time.perf_counter() - started

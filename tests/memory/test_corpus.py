@@ -247,6 +247,53 @@ def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) 
         store.close()
 
 
+def test_the_nearest_newer_row_is_found_again_as_rows_join_and_leave(tmp_path: Path) -> None:
+    """The memo keeps the best newer score step 3's changed-value clause compares with.
+
+    "We're on 31 now" moves before "Our mooring's number 23" while it is that row's nearest
+    newer row; not once a newer row more like it joins; again once that row is superseded.
+    """
+    store = MemoryStore.open_persistent(tmp_path / "chroma")
+    try:
+
+        def said(row_id: int, text: str, day: int, vector: list[float]) -> Row:
+            return Row(
+                id=row_id,
+                document=text,
+                kind=KIND_EXPLICIT,
+                owner="household",
+                scope="household",
+                actor="unknown",
+                source_id=f"s{row_id}",
+                source_version=1,
+                offset=0,
+                length=len(text),
+                said_at=1_790_000_000 + day * 86_400,
+                vector=np.array(vector + [0.0] * (DIM - len(vector)), dtype="<f4").tobytes(),
+            )
+
+        def block() -> list[int]:
+            return [r.id for r in store.turn_block(query, None, "berth", render, {})]
+
+        query = quantize(np.array([1.0, -0.2] + [0.0] * (DIM - 2), dtype="<f4"))
+        store.apply(
+            Mutation(
+                1,
+                (
+                    said(1, "Our mooring's number 23.", 1, [1.0, 0.0]),
+                    said(2, "We're on 31 now.", 2, [1.0, 0.3]),
+                ),
+            )
+        )
+        assert block() == [2, 1]
+        store.apply(Mutation(2, (said(3, "The fees are 40 a month.", 3, [1.0, 0.1]),)))
+        assert block() == [1, 3, 2]  # the fees are more like the mooring: 31 is not its nearest
+        store.apply(Mutation(3, supersede=(3,)))
+        assert block() == [2, 1]
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_a_corpus_seeded_from_its_image_is_the_corpus_read(seed: int) -> None:
     """`Corpus.image` then `Corpus.seed` (a checkpoint's round trip) rebuild the same corpus.

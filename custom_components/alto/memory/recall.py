@@ -146,15 +146,38 @@ def changes_value(row: Row) -> bool:
 
 
 def _nearest_newer(
-    view: View, older: int, newer: int, in_pool: np.ndarray, likeness: Likeness
+    view: View, older: int, newer: int, in_pool: np.ndarray, likeness: Likeness, *, memo: Memo
 ) -> bool:
     """Whether no pool row said after `older` is more like it than `newer` (ties count)."""
-    later = in_pool & (
-        (view.said > view.said[older])
-        | ((view.said == view.said[older]) & (view.ids > view.ids[older]))
-    )
-    scores = np.asarray(likeness(np.array([older], dtype=np.int64), None))[0]
-    return bool(scores[newer] == scores[later].max())
+    pair = np.asarray(likeness(np.array([older], np.int64), np.array([newer], np.int64)))
+    return int(pair[0, 0]) == _best_newer(view, older, in_pool, likeness, memo)
+
+
+def _best_newer(view: View, older: int, in_pool: np.ndarray, likeness: Likeness, memo: Memo) -> int:
+    """The highest score against `older` of a pool row said after it (`memo` keeps it).
+
+    As in `nearest_older`: within a generation only the positions past those seen need scoring,
+    unless the best row seen has left the pool.
+    """
+    n = view.n
+    held = memo.newer.get(older)
+    if held is None or held[0] > n or (held[1] >= 0 and not in_pool[held[1]]):
+        held = (0, -1, 0)
+    first, best, score = held
+    if first < n:
+        said, ids = view.said[first:n], view.ids[first:n]
+        when, row_id = view.said[older], view.ids[older]
+        later = first + np.flatnonzero(
+            in_pool[first:n] & ((said > when) | ((said == when) & (ids > row_id)))
+        )
+        if len(later):
+            among = None if first == 0 else np.arange(first, n)  # the whole matrix's fast path
+            found = np.asarray(likeness(np.array([older], np.int64), among))[0][later - first]
+            top = int(found.argmax())
+            if best < 0 or int(found[top]) > score:
+                best, score = int(later[top]), int(found[top])
+    memo.newer[older] = (n, best, score)
+    return score
 
 
 @lru_cache(maxsize=4096)
@@ -168,14 +191,18 @@ type Likeness = Callable[[np.ndarray, np.ndarray | None], np.ndarray]
 
 
 class Memo:
-    """The nearest older row found for candidates of one viewer, kept from turn to turn.
+    """What step 3 found for one viewer, kept from turn to turn.
+
+    Each candidate's nearest older row, and the best score of a newer row against each row a
+    candidate may update.
 
     Within one corpus generation (`corpus.View`) a row's position, words, said time and codes do
     not change, rows only join at new positions, and the rows a viewer may see only leave (a
     row superseded); a row written again or forgotten starts a new generation. So the older row
     most like a candidate over the first `seen` positions is still the most like it among them
     while it is still in the pool (a row that left was not the best), and only the positions
-    past `seen` need scoring: a turn scores every row only for candidates it meets first.
+    past `seen` need scoring: a turn scores every row only for candidates it meets first. The
+    same holds for the newer rows most like a row.
     """
 
     def __init__(self, generation: int) -> None:
@@ -183,6 +210,8 @@ class Memo:
         self.generation = generation
         # candidate position -> (positions seen, best older position or -1, its score)
         self.found: dict[int, tuple[int, int, int]] = {}
+        # older position -> (positions seen, best newer position or -1, its score)
+        self.newer: dict[int, tuple[int, int, int]] = {}
 
 
 def rank(
@@ -314,6 +343,8 @@ def newer_first(
     Each of the first UPDATING that updates a row ranked above it moves just before that row
     (both stay: the model reads when each was said).
     """
+    if memo is None or memo.generation != view.generation:
+        memo = Memo(view.generation)
     order = list(ranked[:CONSIDERED])
     rows = view.rows
     in_pool = np.zeros(view.n, dtype=bool)
@@ -330,7 +361,7 @@ def newer_first(
         return shares_subject(rows[newer], rows[older], weight) or (
             changes_value(rows[newer])
             and holds_value(rows[older])
-            and _nearest_newer(view, older, newer, in_pool, likeness)
+            and _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
         )
 
     # A row moves only before an older row of these that words allow it to update: the nearest
