@@ -367,6 +367,33 @@ async def test_another_size_moves_every_memory_in_one_entry(
         assert np.array_equal(codes[: len(before)], expected)
 
 
+async def test_a_dropped_index_a_stop_kept_from_its_vacuum_goes_at_the_next_start(
+    tmp_path: Path, home: tuple[MemoryStore, Journal]
+) -> None:
+    """A resize, then a stop before the store's `erase`: the next open's `erase` removes it."""
+    store, journal = home
+    try:
+        await _history(store, journal)
+        folders = _index_folders(tmp_path)
+        await _resize_all(store, journal)
+    finally:
+        store.close()
+    assert len(_index_folders(tmp_path)) > len(folders)  # the dropped collection's is left
+    reopened = open_store(tmp_path)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(erasure, "rebuild", _not_rebuilt)  # a vacuum, no rebuild
+            reopened.erase()
+        assert len(_index_folders(tmp_path)) == len(folders)
+    finally:
+        reopened.close()
+    reopened = open_store(tmp_path)
+    try:
+        assert not erasure.orphaned(tmp_path / "chroma")
+    finally:
+        reopened.close()
+
+
 async def test_another_size_for_less_than_every_memory_as_stored_is_refused(
     home: tuple[MemoryStore, Journal],
 ) -> None:

@@ -101,13 +101,36 @@ def vacuum(path: Path) -> None:
                 connection.commit()
             except sqlite3.Error as err:  # this SQLite lacks the module: VACUUM still runs
                 _LOGGER.debug("Chroma full-text index not optimized: %s", err)
-        segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+        segments = _segments(connection)
         connection.execute("VACUUM")
     finally:
         connection.close()
-    for folder in path.iterdir():
-        if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
-            shutil.rmtree(folder, ignore_errors=True)
+    for folder in _segment_folders(path) - segments:
+        shutil.rmtree(path / folder, ignore_errors=True)
+
+
+def orphaned(path: Path) -> bool:
+    """Whether a segment folder under `path` belongs to no segment: a dropped collection's.
+
+    A resize drops a collection and leaves its folder to the next `vacuum`; a stop or a crash
+    before that vacuum leaves it to the next start. Read-only, with the client open.
+    """
+    folders = _segment_folders(path)
+    if not folders:
+        return False
+    connection = sqlite3.connect(f"{(path / 'chroma.sqlite3').as_uri()}?mode=ro", uri=True)
+    try:
+        return not folders <= _segments(connection)
+    finally:
+        connection.close()
+
+
+def _segments(connection: sqlite3.Connection) -> set[str]:
+    return {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+
+
+def _segment_folders(path: Path) -> set[str]:
+    return {f.name for f in path.iterdir() if f.is_dir() and _is_uuid(f.name)}
 
 
 def scrub(path: Path, seen: dict[Path, int] | None = None) -> None:

@@ -150,6 +150,7 @@ class MemoryStore:
         store = cls(client, checkpoint=checkpoint)
         store._embedded = Path(path)
         erasure.scrub(store._embedded, store._scrubbed)  # index files an older version left
+        store._vacuum_due = erasure.orphaned(store._embedded)  # a resize's, before its vacuum
         return store
 
     def erase(self) -> None:
@@ -398,7 +399,8 @@ class MemoryStore:
         the old one, which is then dropped, and the new one renamed. The state record keeps the
         sequence before this entry until the end, so after a crash or a failure at any point the
         entry is applied again (`replay.reconcile`): it carries every row, so even an empty
-        collection is whole again after it. The old index's folder goes at the next `erase`.
+        collection is whole again after it. The old index's folder goes at the next `erase`, or
+        after a stop before it, at the next open's (`erasure.orphaned`).
         """
         name = self._names[0]
         beside = f"{name}_resized"
