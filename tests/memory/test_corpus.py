@@ -208,6 +208,24 @@ def _check(store: MemoryStore, vectors: np.random.Generator) -> None:
             assert store.turn_block(query, viewer, text, render, NAMES) == expected
 
 
+def _remembered(row_id: int, text: str, day: int, vector: list[float]) -> Row:
+    """An authored household row said on `day`, its vector the given leading components."""
+    return Row(
+        id=row_id,
+        document=text,
+        kind=KIND_EXPLICIT,
+        owner="household",
+        scope="household",
+        actor="unknown",
+        source_id=f"s{row_id}",
+        source_version=1,
+        offset=0,
+        length=len(text),
+        said_at=1_790_000_000 + day * 86_400,
+        vector=np.array(vector + [0.0] * (DIM - len(vector)), dtype="<f4").tobytes(),
+    )
+
+
 def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) -> None:
     """The memo holds the bus at 7:40 as the 7:30 one's nearest older row.
 
@@ -216,26 +234,9 @@ def test_a_remembered_nearest_row_that_left_is_looked_for_again(tmp_path: Path) 
     """
     store = MemoryStore.open_persistent(tmp_path / "chroma")
     try:
-
-        def bus(row_id: int, text: str, day: int, vector: list[float]) -> Row:
-            return Row(
-                id=row_id,
-                document=text,
-                kind=KIND_EXPLICIT,
-                owner="household",
-                scope="household",
-                actor="unknown",
-                source_id=f"s{row_id}",
-                source_version=1,
-                offset=0,
-                length=len(text),
-                said_at=1_790_000_000 + day * 86_400,
-                vector=np.array(vector + [0.0] * (DIM - len(vector)), dtype="<f4").tobytes(),
-            )
-
-        old = bus(1, "The school bus comes at 7:40.", 1, [1.0, 0.1])
-        other = bus(2, "The school bus leaves at 7:45.", 2, [1.0, 0.8])
-        new = bus(3, "The school bus comes at 7:30 now.", 3, [1.0, 0.3])
+        old = _remembered(1, "The school bus comes at 7:40.", 1, [1.0, 0.1])
+        other = _remembered(2, "The school bus leaves at 7:45.", 2, [1.0, 0.8])
+        new = _remembered(3, "The school bus comes at 7:30 now.", 3, [1.0, 0.3])
         store.apply(Mutation(1, (old, other, new)))
         query = quantize(np.array([1.0, 0.9] + [0.0] * (DIM - 2), dtype="<f4"))
         ids = [r.id for r in store.turn_block(query, None, "school bus", render, {})]
@@ -256,22 +257,6 @@ def test_the_nearest_newer_row_is_found_again_as_rows_join_and_leave(tmp_path: P
     store = MemoryStore.open_persistent(tmp_path / "chroma")
     try:
 
-        def said(row_id: int, text: str, day: int, vector: list[float]) -> Row:
-            return Row(
-                id=row_id,
-                document=text,
-                kind=KIND_EXPLICIT,
-                owner="household",
-                scope="household",
-                actor="unknown",
-                source_id=f"s{row_id}",
-                source_version=1,
-                offset=0,
-                length=len(text),
-                said_at=1_790_000_000 + day * 86_400,
-                vector=np.array(vector + [0.0] * (DIM - len(vector)), dtype="<f4").tobytes(),
-            )
-
         def block() -> list[int]:
             return [r.id for r in store.turn_block(query, None, "berth", render, {})]
 
@@ -280,13 +265,13 @@ def test_the_nearest_newer_row_is_found_again_as_rows_join_and_leave(tmp_path: P
             Mutation(
                 1,
                 (
-                    said(1, "Our mooring's number 23.", 1, [1.0, 0.0]),
-                    said(2, "We're on 31 now.", 2, [1.0, 0.3]),
+                    _remembered(1, "Our mooring's number 23.", 1, [1.0, 0.0]),
+                    _remembered(2, "We're on 31 now.", 2, [1.0, 0.3]),
                 ),
             )
         )
         assert block() == [2, 1]
-        store.apply(Mutation(2, (said(3, "The fees are 40 a month.", 3, [1.0, 0.1]),)))
+        store.apply(Mutation(2, (_remembered(3, "The fees are 40 a month.", 3, [1.0, 0.1]),)))
         assert block() == [1, 3, 2]  # the fees are more like the mooring: 31 is not its nearest
         store.apply(Mutation(3, supersede=(3,)))
         assert block() == [2, 1]
