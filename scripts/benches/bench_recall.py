@@ -66,8 +66,11 @@ acknowledgement among the first three.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
+from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -91,8 +94,16 @@ from custom_components.alto.const import (
 )
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.intake import Embed, run_intake
+from custom_components.alto.memory.lexical import terms
 from custom_components.alto.memory.paging import pages
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
+from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION
+from custom_components.alto.memory.qualification import (
+    Mode,
+    QualificationTable,
+    normalize_digest,
+    processor_digest,
+)
 from custom_components.alto.memory.recall import rank
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.references import MAX_REFERENCES
@@ -216,13 +227,18 @@ def _said_at(start: date, day: int, index: int) -> int:
 
 
 async def _ingest(
-    hass: HomeAssistant, organ: MemoryOrgan, data: dict[str, Any], embed: Embed | None = None
+    hass: HomeAssistant,
+    organ: MemoryOrgan,
+    data: dict[str, Any],
+    embed: Embed | None = None,
+    marks: SetMarks | None = None,
 ) -> dict[str, str]:
     """Admit every utterance, each said by its person (a Home Assistant user of that name), as
     mode 1 keeps a turn; the names of the users by id.
 
     With `embed`, each text is embedded by it as said (no name), as before speakers' names and
-    role prefixes were embedded."""
+    role prefixes were embedded. With `marks`, each is interpreted as mode 2 interprets a turn,
+    one at a time, `marks` answering its two model calls."""
     users = {p: await hass.auth.async_create_user(p.title()) for p in data["people"]}
     names = {user.id: user.name for user in users.values() if user.name}
     start = date.fromisoformat(data["start"])
@@ -233,20 +249,93 @@ async def _ingest(
         said_at = _said_at(start, utterance["day"], index)
         actor = users[utterance["speaker"]].id
         items.append(IntakeInput(utterance["text"], utterance["id"], actor=actor, said_at=said_at))
-    for first in range(0, len(items), MAX_BATCH):
+    step = 1 if marks else MAX_BATCH
+    for first in range(0, len(items), step):
+        if marks:
+            marks.current = items[first].source_id
         result = await run_intake(
-            items[first : first + MAX_BATCH],
-            mode=1,
+            items[first : first + step],
+            mode=Mode.AUTOMATIC if marks else Mode.SOURCE,
             store=organ.store,
             journal=organ.journal,
             embed=embed or organ.embed,
+            call_model=marks,
+            model_digest=MARKS_DIGEST,
+            table=QualificationTable(frozenset({(MARKS_DIGEST, processor_digest())})),
             run_blocking=hass.async_add_executor_job,
             names={} if embed else names,
         )
         assert result.admitted, result.refusal
+        assert result.mode == (Mode.AUTOMATIC if marks else Mode.SOURCE)
     people = [{"id": p, "name": user.name, "user_id": user.id} for p, user in users.items()]
     assert await async_setup_component(hass, "person", {"person": people})
     return names
+
+
+def _compact(value: Any) -> str:
+    """JSON as a model answers it within its reservation: no spaces, UTF-8 kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+MARKS_DIGEST = normalize_digest(hashlib.sha256(b"the set's own marks").hexdigest())
+_NUMBERED = re.compile(r'^\d+: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
+_ENTRY = re.compile(
+    r'^(\d+)\. source=("(?:[^"\\]|\\.)*") .* quote=("(?:[^"\\]|\\.)*")$', re.MULTILINE
+)
+
+
+class SetMarks:
+    """Mode 2's two model calls answered as the set's writer marked each utterance.
+
+    Not a model: what mode 2 stores when its model marks exactly what the set says, so the block
+    it gives is mode 2's ceiling on the set. Call 1: every sentence of a fact or a correction is
+    a statement, every sentence of a question, command or acknowledgement a request. Call 2: every
+    statement an assertion, except that a correction marks the memory it corrects when the
+    correction table offers it (that memory's sentence sharing most words with one of its own,
+    the first of equals); `offered` and `missed` count the corrections whose memory the table
+    held and did not.
+    """
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        """The set's kinds and what each correction corrects (the questions' pairs too)."""
+        self.kind = {u["id"]: u["kind"] for u in data["utterances"]}
+        self.corrects = {u["id"]: u["corrects"] for u in data["utterances"] if "corrects" in u}
+        self.corrects |= {
+            q["answer"]: q["superseded"] for q in data["questions"] if q.get("superseded")
+        }
+        self.current = ""  # the utterance being interpreted
+        self.offered = self.missed = 0
+
+    async def __call__(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+        """Answer call 1 or call 2 for the current utterance."""
+        user = messages[1]["content"]
+        if messages[0]["content"] == STATEMENT_INSTRUCTION:
+            told = self.kind[self.current] in ("fact", "correction")
+            spans = [json.loads(quoted) for quoted in _NUMBERED.findall(user)]
+            return _compact([[span, "statement" if told else "request"] for span in spans])
+        statements = [
+            json.loads(quoted) for quoted in _NUMBERED.findall(user.split("<statements>")[1])
+        ]
+        items: list[list[Any]] = [[3, statement] for statement in statements]
+        target = self.corrects.get(self.current)
+        if target is not None:
+            entries = [
+                (int(index), json.loads(quote))
+                for index, source, quote in _ENTRY.findall(user)
+                if json.loads(source) == target
+            ]
+            if entries:
+                shared = [
+                    (len(set(terms(said)) & set(terms(quote))), -i, -index)
+                    for i, said in enumerate(statements)
+                    for index, quote in entries
+                ]
+                _, i, index = max(shared)
+                items[-i] = [4, statements[-i], -index]
+                self.offered += 1
+            else:
+                self.missed += 1
+        return _compact(items)
 
 
 def _alias(hass: HomeAssistant, name: str) -> None:
@@ -444,6 +533,37 @@ async def test_recall(
         f" embedding model {embedding.model}"
     )
     _print(heading, data, rankings)
+
+
+@pytest.mark.parametrize("name", SETS)
+async def test_recall_with_corrections_marked(
+    hass: HomeAssistant,
+    embedding: Embedding,
+    enable_custom_integrations: None,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    """Print Alto's block when mode 2 interprets every utterance, marked as the set marks it."""
+    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    organ = await _organ(hass, embedding, tmp_path)
+    marks = SetMarks(data)
+    names = await _ingest(hass, organ, data, marks=marks)
+    questions = data["questions"]
+    vectors = await organ.embed_queries([q["text"] for q in questions])
+    rows = organ.store.rows(None, current_only=False)
+    kinds = Counter(str(row.kind) for row in rows)
+    superseded = sum(row.status == "superseded" for row in rows)
+    rankings = {
+        "mode 2, the set's own marks": await _ranked(
+            hass, _block(organ.store, names), questions, vectors
+        )
+    }
+    heading = (
+        f"\n{name}: mode 2 with the set's own marks: rows by kind {dict(kinds)}, {superseded}"
+        f" superseded; corrections whose memory the correction table offered {marks.offered},"
+        f" did not {marks.missed}"
+    )
+    _print(heading, data, rankings, "the same utterances")
 
 
 @pytest.mark.parametrize("name", SETS)

@@ -151,3 +151,25 @@ def test_deleting_every_row_leaves_an_empty_snapshot_and_no_dimension() -> None:
     state.apply(Mutation(4, (make_row(99, vector=[0.0, 1.0, 0.0]),)))  # another model's size
     assert state.dim == 3
     assert state.codes([state.get(99)]).tolist() == [[0, 127, 0]]
+
+
+def test_a_turn_is_retired_while_a_statement_of_it_stays_replaced() -> None:
+    """`retired` names the source row of a turn whose statement a correction superseded.
+
+    Through the supersede, a compaction that moves positions, the turn written again with the
+    statement current, and the source row deleted.
+    """
+    source = make_row(1)
+    statement = replace(make_row(2), kind=3, source_id=source.source_id, document="memory 1")
+    other = make_row(3)
+    state = MemoryState()
+    state.apply(Mutation(1, (other, source, statement)))
+    assert state.retired() == []
+    state.apply(Mutation(2, supersede=(2,)))
+    assert state.retired() == [1]  # the source row's position
+    state.apply(Mutation(3, delete=(3,)))  # compacts: the source row moves to position 0
+    assert state.retired() == [0]
+    state.apply(Mutation(4, (replace(statement, status="current"),)))
+    assert state.retired() == []
+    state.apply(Mutation(5, supersede=(2,), delete=(1,)))
+    assert state.retired() == []

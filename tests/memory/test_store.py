@@ -24,7 +24,7 @@ from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory.server import ChromaServer
 from custom_components.alto.memory.store import MemoryStore
 
-from .conftest import USER_A, USER_B, FakeModel, fake_embed
+from .conftest import USER_A, USER_B, FakeModel, fake_embed, open_store
 from .recall_reference import turn_block
 from .test_corrections import codes_for
 from .test_intake import intake, many
@@ -263,3 +263,39 @@ async def test_warm_recall_reads_every_row_as_a_turn_will(
     query = await codes_for("bins")
     assert store.turn_block(query, None, "bins", render_reference, NAMES)
     assert stemmed == []  # the turn found every row indexed
+
+
+@pytest.mark.parametrize("with_checkpoint", [True, False])
+async def test_a_turn_whose_statement_was_corrected_leaves_the_block_by_its_statements(
+    tmp_path: Path, home: tuple[MemoryStore, Journal], model: FakeModel, with_checkpoint: bool
+) -> None:
+    """Mode 2: the corrected turn's text no longer competes, its other statement still does.
+
+    Before, the turn's source row still said "Tuesday" after the correction retired its
+    statement, so the block showed what the correction replaced. So after a start too, from the
+    checkpoint or from Chroma's records.
+    """
+    store, journal = home
+    said = "The bins go out on Tuesday. The recycling goes out on Friday."
+    corrected = "Actually the bins go out on Wednesday."
+    await intake([IntakeInput(said, "t/1")], store, journal, model)
+    result = await intake([IntakeInput(corrected, "t/2")], store, journal, model)
+    assert result.superseded
+    query = await codes_for("bins recycling Tuesday")
+
+    def block(found: MemoryStore) -> list[str]:
+        return [row.document for row in found.turn_block(query, None, "bins", render_reference, {})]
+
+    try:
+        assert said not in block(store)
+        assert "The bins go out on Tuesday." not in block(store)
+        assert {"The recycling goes out on Friday.", corrected} <= set(block(store))
+        assert said in [row.document for row in store.rows(None)]  # kept: only the block leaves it
+    finally:
+        store.close()
+    reopened = open_store(tmp_path, with_checkpoint=with_checkpoint)
+    try:
+        assert said not in block(reopened)
+        assert {"The recycling goes out on Friday.", corrected} <= set(block(reopened))
+    finally:
+        reopened.close()

@@ -6,7 +6,9 @@ all on integers and ids, so the same store and utterance always give the same bl
 
 1. Only informative rows compete (`informative.is_informative`): a source that is a question,
    an acknowledgement or a command keeps its place in the store but not in the block. Authored
-   and inferred memories always compete.
+   and inferred memories always compete. The store leaves out the source row of a turn one of
+   whose statements a correction replaced (`MemoryState.retired`): its text still says what
+   was replaced, and its other statements compete through their own rows.
 2. Two scores of each competitor: its cosine score, and its lexical score (Okapi BM25 in
    integers, `lexical.term_scores`, over the competitors as the corpus). Each is scaled to the
    pool (cosine from the pool's lowest to its highest, BM25 from 0 to the pool's highest) and

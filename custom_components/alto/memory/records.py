@@ -237,11 +237,15 @@ class MemoryState:
         self._explicit: dict[tuple[str, str, str], Row] | None = None
         # Rows by (scope, status), counted once after a change: counts are read often.
         self._tally: dict[tuple[str, str], int] | None = None
+        # By source: its source row, and its inferred rows that a correction replaced (`retired`).
+        self._source_row: dict[tuple[str, int], int] = {}
+        self._corrected: dict[tuple[str, int], set[int]] = {}
         self.applied = 0
         self.version = next(_VERSIONS)  # changes with every change of the rows
 
     def _reset(self, applied: int) -> None:
         self._rows, self._matrix, self._position = {}, None, {}
+        self._source_row, self._corrected = {}, {}
         self._ordered = self._groups = self._explicit = self._tally = None
         self.applied = applied
         self.version = next(_VERSIONS)
@@ -275,6 +279,38 @@ class MemoryState:
         for offset, row in enumerate(rows):
             self._rows[row.id] = row
             self._position[row.id] = first + offset
+            self._note(row)
+
+    def _note(self, row: Row) -> None:
+        """Keep `retired`'s books for a row added or changed."""
+        if row.kind == KIND_SOURCE:
+            self._source_row[row.source_key] = row.id
+        elif row.kind in INFERRED_ASSERTIONS:
+            replaced = self._corrected.setdefault(row.source_key, set())
+            if row.status == SUPERSEDED:
+                replaced.add(row.id)
+            else:
+                replaced.discard(row.id)
+
+    def _unnote(self, row: Row) -> None:
+        """Keep `retired`'s books for a row deleted."""
+        if self._source_row.get(row.source_key) == row.id:
+            del self._source_row[row.source_key]
+        self._corrected.get(row.source_key, set()).discard(row.id)
+
+    def retired(self) -> list[int]:
+        """Positions of the source rows of turns a correction replaced a statement of.
+
+        Mode 2 stores a turn's text as its source row beside a row per statement; a correction
+        supersedes the statement's row, but the source row still says what it replaced. Step 1
+        of the turn's block (`recall`) leaves these out; the turn's other statements still
+        compete through their own rows. Mode 1 stores no statement rows: nothing is retired.
+        """
+        return [
+            self._position[source]
+            for key, replaced in self._corrected.items()
+            if replaced and (source := self._source_row.get(key)) in self._position
+        ]
 
     def _add(self, rows: Sequence[Row], codes: np.ndarray) -> None:
         if self._matrix is None or not len(self._matrix):  # the first rows set the dimension
@@ -304,10 +340,14 @@ class MemoryState:
         changed = self._changed(upsert, known, codes)
         for row in upsert:
             self._rows[row.id] = replace(row, vector=b"")
+            self._note(row)
         for row_id in mutation.supersede:
             if row_id in self._rows:
                 self._rows[row_id] = replace(self._rows[row_id], status=SUPERSEDED)
-        deleted = [row_id for row_id in mutation.delete if self._rows.pop(row_id, None)]
+                self._note(self._rows[row_id])
+        deleted = [row_id for row_id in dict.fromkeys(mutation.delete) if row_id in self._rows]
+        for row_id in deleted:
+            self._unnote(self._rows.pop(row_id))
         if deleted or changed:
             self._compact(changed)
         else:
@@ -325,6 +365,7 @@ class MemoryState:
         if len(upsert) != len(self._rows) or any(row.id not in self._rows for row in upsert):
             raise ValueError("codes of another size must replace every stored row's")
         self._rows, self._matrix, self._position = {}, None, {}
+        self._source_row, self._corrected = {}, {}
         self._add([replace(row, vector=b"") for row in upsert], codes)
 
     def _changed(

@@ -564,7 +564,8 @@ class MemoryStore:
     def _indexed(self, viewer: str | None) -> tuple[Snapshot, np.ndarray, View] | None:
         """The codes as they are now, the rows `viewer` sees among them, the corpus at them.
 
-        The rows seen are a mask; None before any row arrived. Stems the rows new to the corpus
+        The rows seen are a mask, less the source rows `MemoryState.retired` names (the block
+        reads it); None before any row arrived. Stems the rows new to the corpus
         outside the lock that writes wait on.
         """
         with self._corpus_lock:
@@ -577,6 +578,7 @@ class MemoryStore:
             if snapshot is None:
                 return None
             visible = self.state.visibility(viewer)(snapshot)
+            visible[self.state.retired()] = False  # a replaced statement's turn (`retired`)
             start = self._corpus.start(snapshot)
             fresh = self.state.rows_of(snapshot.ids[start:].tolist())
         return snapshot, visible, self._corpus.extend(snapshot, start, fresh)
