@@ -52,6 +52,11 @@ own on this host) configures Alto with NAME as its embedding model, served from 
 chat model still from `tests/local_model.py`. NAME as URL's `/api/tags` lists it, e.g.
 `embeddinggemma:latest`.
 
+`test_recall_with_corrections_marked` writes each set as mode 2 interprets a turn, one
+utterance at a time, with `SetMarks` answering the two model calls as the set's writer marked
+the utterance (not a model: mode 2's ceiling when its model marks every correction the set
+holds, and what the correction table offered it).
+
 `test_recall_after_reembed` writes each set as a store was written before role prefixes and
 speakers' names (every text embedded as said), reads Alto's block, runs the `alto.reembed`
 action and reads it again. `test_recall_after_moving_to_another_model` (with --embedding-model
