@@ -55,7 +55,9 @@ chat model still from `tests/local_model.py`. NAME as URL's `/api/tags` lists it
 `test_recall_with_corrections_marked` writes each set as mode 2 interprets a turn, one
 utterance at a time, with `SetMarks` answering the two model calls as the set's writer marked
 the utterance (not a model: mode 2's ceiling when its model marks every correction the set
-holds, and what the correction table offered it).
+holds, and what the correction table offered it). With `--chat-model NAME` (served from
+`--embedding-url`) the chat model NAME marks them instead, once it passes `alto.qualify` (the
+test is skipped otherwise); its refused answers are counted.
 
 `test_recall_after_reembed` writes each set as a store was written before role prefixes and
 speakers' names (every text embedded as said), reads Alto's block, runs the `alto.reembed`
@@ -77,7 +79,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -96,19 +98,16 @@ from homeassistant.util import dt as dt_util
 from custom_components.alto.const import (
     CONF_EMBEDDING_MODEL,
     CONF_MEMORY_MODE,
+    DEFAULT_NUM_CTX,
 )
 from custom_components.alto.memory.corpus import competes
-from custom_components.alto.memory.intake import Embed, run_intake
+from custom_components.alto.memory.intake import CallModel, Embed, run_intake
 from custom_components.alto.memory.lexical import terms
+from custom_components.alto.memory.ollama_io import call_model_for
 from custom_components.alto.memory.paging import pages
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
-from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION
-from custom_components.alto.memory.qualification import (
-    Mode,
-    QualificationTable,
-    normalize_digest,
-    processor_digest,
-)
+from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION, processor_digest
+from custom_components.alto.memory.qualification import Mode, QualificationTable, normalize_digest
 from custom_components.alto.memory.recall import rank
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.references import MAX_REFERENCES
@@ -148,18 +147,22 @@ type Ranking = Callable[[str, Sequence[float]], list[str]]  # utterance ids, bes
 
 @dataclass(frozen=True)
 class Embedding:
-    """The Ollama API Alto is given (`url`) and the embedding model it is configured with."""
+    """The Ollama API Alto is given (`url`), the embedding and chat models it is configured with,
+    and whether the chat model was asked for (`--chat-model`)."""
 
     url: str
     model: str
+    chat: str = CHAT_MODEL
+    chat_asked: bool = False
 
 
 class Front:
-    """Ollama's API on 127.0.0.1: embedding model `model` from the server at `other`, the rest
-    (the chat model) from `local`; `/api/tags` lists both servers' models."""
+    """Ollama's API on 127.0.0.1: the models named in `routed` from the server at `other`, the
+    rest from `local`; `/api/tags` lists the two models Alto is configured with."""
 
-    def __init__(self, local: str, other: str, model: str) -> None:
-        self.local, self.other, self.model = local, other.rstrip("/"), model
+    def __init__(self, local: str, other: str, routed: set[str], listed: set[str]) -> None:
+        self.local, self.other = local, other.rstrip("/")
+        self.routed, self.listed = routed, listed
         self.url = ""
         self._runner: web.AppRunner | None = None
         self._session: ClientSession | None = None
@@ -196,9 +199,9 @@ class Front:
             for base in (self.local, self.other):
                 _, found = await self._call(base, request, body)
                 listed += json.loads(found)["models"]
-            models = [m for m in listed if m["name"] in (CHAT_MODEL, self.model)]
+            models = [m for m in listed if m["name"] in self.listed]
             return web.json_response({"models": models})
-        base = self.other if named == self.model else self.local
+        base = self.other if named in self.routed else self.local
         status, found = await self._call(base, request, body)
         return web.Response(status=status, body=found, content_type="application/json")
 
@@ -207,21 +210,27 @@ class Front:
 async def embedding(
     request: pytest.FixtureRequest, local_ollama: LocalOllama
 ) -> AsyncGenerator[Embedding]:
-    """multilingual-e5-small from `local_ollama`, or `--embedding-model` from `--embedding-url`."""
-    model = request.config.getoption("--embedding-model")
-    if not model:
+    """multilingual-e5-small and SmolLM2 from `local_ollama`, but for `--embedding-model` and
+    `--chat-model`, from `--embedding-url`."""
+    model, chat = (request.config.getoption(f"--{name}-model") for name in ("embedding", "chat"))
+    if not model and not chat:
         yield Embedding(local_ollama.url, EMBED_MODEL)
         return
-    front = Front(local_ollama.url, request.config.getoption("--embedding-url"), model)
+    configured = Embedding("", model or EMBED_MODEL, chat or CHAT_MODEL, bool(chat))
+    routed = {name for name in (model, chat) if name}
+    other = request.config.getoption("--embedding-url")
+    front = Front(local_ollama.url, other, routed, {configured.model, configured.chat})
     await front.start()
-    yield Embedding(front.url, model)
-    await front.stop()
+    try:
+        yield replace(configured, url=front.url)
+    finally:
+        await front.stop()
 
 
 async def _organ(hass: HomeAssistant, embedding: Embedding, tmp_path: Path) -> MemoryOrgan:
     await quiet_home(hass, tmp_path)
     options = {CONF_MEMORY_MODE: 1, "reflect": {"n1_enabled": False}}
-    await add_alto(hass, embedding.url, CHAT_MODEL, embedding.model, options)
+    await add_alto(hass, embedding.url, embedding.chat, embedding.model, options)
     return memory(hass)
 
 
@@ -236,14 +245,14 @@ async def _ingest(
     organ: MemoryOrgan,
     data: dict[str, Any],
     embed: Embed | None = None,
-    marks: SetMarks | None = None,
+    interpreter: Interpreter | None = None,
 ) -> dict[str, str]:
     """Admit every utterance, each said by its person (a Home Assistant user of that name), as
     mode 1 keeps a turn; the names of the users by id.
 
     With `embed`, each text is embedded by it as said (no name), as before speakers' names and
-    role prefixes were embedded. With `marks`, each is interpreted as mode 2 interprets a turn,
-    one at a time, `marks` answering its two model calls."""
+    role prefixes were embedded. With `interpreter`, each is interpreted as mode 2 interprets a
+    turn, one at a time, `interpreter` answering its two model calls."""
     users = {p: await hass.auth.async_create_user(p.title()) for p in data["people"]}
     names = {user.id: user.name for user in users.values() if user.name}
     start = date.fromisoformat(data["start"])
@@ -254,27 +263,44 @@ async def _ingest(
         said_at = _said_at(start, utterance["day"], index)
         actor = users[utterance["speaker"]].id
         items.append(IntakeInput(utterance["text"], utterance["id"], actor=actor, said_at=said_at))
-    step = 1 if marks else MAX_BATCH
+    step = 1 if interpreter else MAX_BATCH
     for first in range(0, len(items), step):
-        if marks:
-            marks.current = items[first].source_id
+        if interpreter and interpreter.marks:
+            interpreter.marks.current = items[first].source_id
         result = await run_intake(
             items[first : first + step],
-            mode=Mode.AUTOMATIC if marks else Mode.SOURCE,
+            mode=Mode.AUTOMATIC if interpreter else Mode.SOURCE,
             store=organ.store,
             journal=organ.journal,
             embed=embed or organ.embed,
-            call_model=marks,
-            model_digest=MARKS_DIGEST,
-            table=QualificationTable(frozenset({(MARKS_DIGEST, processor_digest())})),
+            call_model=interpreter.call_model if interpreter else None,
+            model_digest=interpreter.digest if interpreter else None,
+            table=interpreter.table if interpreter else QualificationTable(frozenset()),
             run_blocking=hass.async_add_executor_job,
             names={} if embed else names,
         )
+        if interpreter and not interpreter.marks and not result.admitted:
+            interpreter.refused += 1  # a model's answer refused whole, as in a home
+            continue
         assert result.admitted, result.refusal
-        assert result.mode == (Mode.AUTOMATIC if marks else Mode.SOURCE)
+        assert result.mode == (Mode.AUTOMATIC if interpreter else Mode.SOURCE)
     people = [{"id": p, "name": user.name, "user_id": user.id} for p, user in users.items()]
     assert await async_setup_component(hass, "person", {"person": people})
     return names
+
+
+class Interpreter:
+    """Mode 2's two model calls for `_ingest`, and the pair qualified for them.
+
+    `marks`: the set's own (`SetMarks`), told each utterance as it comes; else a chat model that
+    passed `alto.qualify`, whose refused answers `refused` counts.
+    """
+
+    def __init__(self, call_model: CallModel, digest: str | None, marks: SetMarks | None) -> None:
+        """Calls answered by `call_model`, the model's digest `digest`."""
+        self.call_model, self.digest, self.marks = call_model, digest, marks
+        self.table = QualificationTable(frozenset({(digest or "", processor_digest())}))
+        self.refused = 0
 
 
 def _compact(value: Any) -> str:
@@ -548,27 +574,42 @@ async def test_recall_with_corrections_marked(
     tmp_path: Path,
     name: str,
 ) -> None:
-    """Print Alto's block when mode 2 interprets every utterance, marked as the set marks it."""
+    """Print Alto's block when mode 2 interprets every utterance, marked as the set marks it
+    (or, with `--chat-model`, as that model marks it, once it has passed `alto.qualify`)."""
     data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     organ = await _organ(hass, embedding, tmp_path)
-    marks = SetMarks(data)
-    names = await _ingest(hass, organ, data, marks=marks)
+    if embedding.chat_asked:
+        qualified = await hass.services.async_call(
+            "alto", "qualify", {}, blocking=True, return_response=True
+        )
+        assert qualified is not None
+        if not qualified["passed"]:
+            pytest.skip(f"{embedding.chat}: {qualified['failed']} of {qualified['cases']} failed")
+        client = ollama.AsyncClient(host=embedding.url)
+        call = call_model_for(client, embedding.chat, num_ctx=DEFAULT_NUM_CTX)
+        interpreter = Interpreter(call, normalize_digest(str(qualified["model_digest"])), None)
+        marked_by = f"{embedding.chat}'s marks"
+    else:
+        marks = SetMarks(data)
+        interpreter = Interpreter(marks, MARKS_DIGEST, marks)
+        marked_by = "the set's own marks"
+    names = await _ingest(hass, organ, data, interpreter=interpreter)
     questions = data["questions"]
     vectors = await organ.embed_queries([q["text"] for q in questions])
     rows = organ.store.rows(None, current_only=False)
     kinds = Counter(str(row.kind) for row in rows)
     superseded = sum(row.status == "superseded" for row in rows)
-    rankings = {
-        "mode 2, the set's own marks": await _ranked(
-            hass, _block(organ.store, names), questions, vectors
-        )
-    }
+    block = await _ranked(hass, _block(organ.store, names), questions, vectors)
     heading = (
-        f"\n{name}: mode 2 with the set's own marks: rows by kind {dict(kinds)}, {superseded}"
-        f" superseded; corrections whose memory the correction table offered {marks.offered},"
-        f" did not {marks.missed}"
+        f"\n{name}: mode 2 with {marked_by}, embedding model {embedding.model}: rows by kind"
+        f" {dict(kinds)}, {superseded} superseded, {interpreter.refused} utterances refused"
     )
-    _print(heading, data, rankings, "the same utterances")
+    if (told := interpreter.marks) is not None:
+        heading += (
+            f"; corrections whose memory the correction table offered {told.offered},"
+            f" did not {told.missed}"
+        )
+    _print(heading, data, {f"mode 2, {marked_by}": block}, "the same utterances")
 
 
 @pytest.mark.parametrize("name", SETS)

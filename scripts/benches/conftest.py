@@ -23,7 +23,7 @@ from tests.fake_ollama import FakeOllama  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The recall bench's other embedding model (`bench_recall.py`)."""
+    """The recall bench's other models (`bench_recall.py`)."""
     parser.addoption(
         "--embedding-model",
         default="",
@@ -32,7 +32,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--embedding-url",
         default="http://127.0.0.1:11434",
-        help="recall bench: the Ollama API that serves --embedding-model",
+        help="recall bench: the Ollama API that serves --embedding-model and --chat-model",
+    )
+    parser.addoption(
+        "--chat-model",
+        default="",
+        help="recall bench, marked run: this chat model, from --embedding-url, marks corrections"
+        " (it must pass alto.qualify) instead of the set",
     )
 
 
