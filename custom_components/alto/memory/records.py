@@ -285,12 +285,10 @@ class MemoryState:
         """Keep `retired`'s books for a row added or changed."""
         if row.kind == KIND_SOURCE:
             self._source_row[row.source_key] = row.id
-        elif row.kind in INFERRED_ASSERTIONS:
-            replaced = self._corrected.setdefault(row.source_key, set())
-            if row.status == SUPERSEDED:
-                replaced.add(row.id)
-            else:
-                replaced.discard(row.id)
+        elif row.status == SUPERSEDED and row.kind in INFERRED_ASSERTIONS:
+            self._corrected.setdefault(row.source_key, set()).add(row.id)
+        elif (replaced := self._corrected.get(row.source_key)) is not None:
+            replaced.discard(row.id)
 
     def _unnote(self, row: Row) -> None:
         """Keep `retired`'s books for a row deleted."""
