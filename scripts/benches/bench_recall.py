@@ -101,7 +101,7 @@ from custom_components.alto.const import (
     DEFAULT_NUM_CTX,
 )
 from custom_components.alto.memory.corpus import competes
-from custom_components.alto.memory.intake import CallModel, Embed, run_intake
+from custom_components.alto.memory.intake import NO_PAIRS, CallModel, Embed, run_intake
 from custom_components.alto.memory.lexical import terms
 from custom_components.alto.memory.ollama_io import call_model_for
 from custom_components.alto.memory.paging import pages
@@ -234,6 +234,12 @@ async def _organ(hass: HomeAssistant, embedding: Embedding, tmp_path: Path) -> M
     return memory(hass)
 
 
+def _household(name: str) -> dict[str, Any]:
+    """Set `name` of `recall_data/`."""
+    data: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    return data
+
+
 def _said_at(start: date, day: int, index: int) -> int:
     """Unix seconds of the `index`th utterance of `day`: from 8:00 local, a minute apart."""
     moment = datetime.combine(start, time(8), dt_util.get_default_time_zone())
@@ -275,7 +281,7 @@ async def _ingest(
             embed=embed or organ.embed,
             call_model=interpreter.call_model if interpreter else None,
             model_digest=interpreter.digest if interpreter else None,
-            table=interpreter.table if interpreter else QualificationTable(frozenset()),
+            table=interpreter.table if interpreter else NO_PAIRS,
             run_blocking=hass.async_add_executor_job,
             names={} if embed else names,
         )
@@ -534,7 +540,7 @@ async def test_recall(
     name: str,
 ) -> None:
     """Print the table of one set."""
-    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    data = _household(name)
     organ = await _organ(hass, embedding, tmp_path)
     names = await _ingest(hass, organ, data)
     questions = data["questions"]
@@ -576,7 +582,7 @@ async def test_recall_with_corrections_marked(
 ) -> None:
     """Print Alto's block when mode 2 interprets every utterance, marked as the set marks it
     (or, with `--chat-model`, as that model marks it, once it has passed `alto.qualify`)."""
-    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    data = _household(name)
     organ = await _organ(hass, embedding, tmp_path)
     if embedding.chat_asked:
         qualified = await hass.services.async_call(
@@ -626,7 +632,7 @@ async def test_recall_after_reembed(
     text embedded as said); questions are embedded as now. Then the `alto.reembed` action
     embeds every memory again, and the block is read once more.
     """
-    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    data = _household(name)
     organ = await _organ(hass, embedding, tmp_path)
     client = ollama.AsyncClient(host=embedding.url)
 
@@ -671,7 +677,7 @@ async def test_recall_after_moving_to_another_model(
     """
     if embedding.model == EMBED_MODEL:
         pytest.skip("moves a store to --embedding-model")
-    data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    data = _household(name)
     organ = await _organ(hass, Embedding(embedding.url, EMBED_MODEL), tmp_path)
     names = await _ingest(hass, organ, data)
     questions = data["questions"]

@@ -66,8 +66,9 @@ def rows_of(
         text = rng.choices(words, k=rng.randint(5, 25))
         if rng.random() < 0.3:
             text.append(rng.choice(VALUES))
-        holding = [j for j in range(max(i - 200, 0), i) if documents[j][-1] in VALUES]
-        if i % UPDATE_EVERY == UPDATE_EVERY - 1 and holding:
+        if i % UPDATE_EVERY == UPDATE_EVERY - 1 and (
+            holding := [j for j in range(max(i - 200, 0), i) if documents[j][-1] in VALUES]
+        ):
             older = rng.choice(holding)
             embeddings[i] = embeddings[older] + 0.5 * vectors.standard_normal(DIM)
             text += ["now", rng.choice(VALUES)]

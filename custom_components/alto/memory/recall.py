@@ -353,16 +353,15 @@ def newer_first(
     in_pool[pool] = True
     weight = _pool_weights(view, in_pool, len(pool))
 
-    def may_update(newer: int, older: int) -> bool:
-        """What words allow; `updates` asks the vectors too when they are a changed value."""
-        return shares_subject(rows[newer], rows[older], weight) or (
-            changes_value(rows[newer]) and holds_value(rows[older])
-        )
+    def same_subject(newer: int, older: int) -> bool:
+        return shares_subject(rows[newer], rows[older], weight)
+
+    def changed_value(newer: int, older: int) -> bool:  # the vectors decide (`updates`)
+        return changes_value(rows[newer]) and holds_value(rows[older])
 
     def updates(newer: int, older: int) -> bool:
-        return shares_subject(rows[newer], rows[older], weight) or (
-            changes_value(rows[newer])
-            and holds_value(rows[older])
+        return same_subject(newer, older) or (
+            changed_value(newer, older)
             and _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
         )
 
@@ -372,7 +371,11 @@ def newer_first(
     may_move = [
         candidate
         for candidate in order[:UPDATING]
-        if any(when[other] < when[candidate] and may_update(candidate, other) for other in order)
+        if any(
+            when[other] < when[candidate]
+            and (same_subject(candidate, other) or changed_value(candidate, other))
+            for other in order
+        )
     ]
     previous = nearest_older(view, may_move, in_pool, likeness, memo)
     for newer in order[:UPDATING]:
