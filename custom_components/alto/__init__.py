@@ -12,8 +12,8 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
-from . import local_intents
-from .action_organ import ActionOrgan
+from .act_organ import local_intents
+from .act_organ.organ import ActionOrgan
 from .const import DOMAIN, LOGGER
 from .coordinator import (
     AltoConfigEntry,
@@ -23,17 +23,17 @@ from .coordinator import (
     ReflectionCoordinator,
     ThoughtCoordinator,
 )
-from .exposure import ExposureIndex
+from .act_organ.exposure import ExposureIndex
 from .memory.server import ServerError
-from .memory_damage import report_server_unavailable
-from .memory_organ import MemoryOrgan, storage_dir
+from .memory_organ.damage import report_server_unavailable
+from .memory_organ.organ import MemoryOrgan, storage_dir
 from .model_client import close_client, make_client
-from .panel import async_setup_panel
-from .recent import async_track_recent
-from .reflection import ReflectionOrgan
+from .panel.sidebar import async_setup_panel
+from .panel.recent import async_track_recent
+from .reflect_organ.organ import ReflectionOrgan
 from .services import async_register_services
 from .settings import AltoSettings
-from .thoughts import ThoughtOrgan
+from .surface_organ.organ import ThoughtOrgan
 
 PLATFORMS: list[Platform] = [
     Platform.BINARY_SENSOR,

@@ -79,7 +79,7 @@ from .const import (
     PROBE_TIMEOUT,
 )
 from .memory.instructions import bare_name
-from .memory.ollama_io import embed_for
+from .model.ollama_io import embed_for
 from .memory.server import ServerError, probe
 from .model_client import (
     ModelFailure,

@@ -20,17 +20,17 @@ from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
-from .action_organ import ActionOrgan
+from .act_organ.organ import ActionOrgan
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
 from .memory.qualification import Mode
-from .memory_organ import MemoryOrgan, signal_memory_changed
+from .memory_organ.organ import MemoryOrgan, signal_memory_changed
 from .model_client import ModelFailure, ServedModel, classify_failure, list_models
-from .reflection import ReflectionOrgan, ReflectionState, signal_reflection
+from .reflect_organ.organ import ReflectionOrgan, ReflectionState, signal_reflection
 from .reply_stats import ReplyStats
 from .settings import AltoSettings
 from .surface.surfacer import SurfaceOutcome
-from .thoughts import ThoughtOrgan, signal_thought
+from .surface_organ.organ import ThoughtOrgan, signal_thought
 
 type AltoConfigEntry = ConfigEntry[AltoRuntime]
 
@@ -172,7 +172,7 @@ class ThoughtCoordinator(_PushCoordinator[ThoughtState]):
     """The Surfacer's latest outcomes."""
 
     def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, thoughts: ThoughtOrgan):
-        """Follow `thoughts`."""
+        """Follow `surface_organ`."""
         self._thoughts = thoughts
         super().__init__(hass, entry, f"{DOMAIN}_thoughts", signal_thought(entry.entry_id))
 
@@ -185,7 +185,7 @@ class ReflectionCoordinator(_PushCoordinator[ReflectionState]):
     """The household's inbox, the last reflection and synthesis, the latest context pressure."""
 
     def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, reflection: ReflectionOrgan):
-        """Follow `reflection`."""
+        """Follow `reflect_organ`."""
         self._reflection = reflection
         super().__init__(hass, entry, f"{DOMAIN}_reflection", signal_reflection(entry.entry_id))
 

@@ -9,7 +9,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .action_organ import IntentVerdict, signal_intent
+from .act_organ.organ import IntentVerdict, signal_intent
 from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
 

@@ -10,8 +10,8 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
 from .coordinator import AltoConfigEntry
-from .local_intents import ISSUE_PREFIX
-from .memory_freshness import ISSUE_EMBEDDED_OTHERWISE, ISSUE_RENAMED
+from .act_organ.local_intents import ISSUE_PREFIX
+from .memory_organ.freshness import ISSUE_EMBEDDED_OTHERWISE, ISSUE_RENAMED
 
 
 class PreferLocalIntentsFlow(ConfirmRepairFlow):

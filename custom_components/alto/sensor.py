@@ -33,8 +33,8 @@ from .coordinator import (
 from .entity import AltoCoordinatorEntity
 from .memory.qualification import Mode
 from .reflect import Box
-from .reflection import PassRecord, ReflectionState
-from .thoughts import KEY_LAST_THOUGHT
+from .reflect_organ.organ import PassRecord, ReflectionState
+from .surface_organ.organ import KEY_LAST_THOUGHT
 
 PARALLEL_UPDATES = 0
 MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
@@ -87,7 +87,7 @@ MEMORY_SENSORS = (
 
 # A thought from someone's private memories never shows here (states are readable by every
 # user); `last_verdict` still says that something happened. The state stays the text (dashboards
-# show it); a forget of household memories purges its recorded history (`recorded`).
+# show it); a forget of household memories purges its recorded history (`surface_organ.recorded`).
 LAST_THOUGHT = ThoughtSensorDescription(
     key=KEY_LAST_THOUGHT,
     value_fn=lambda thoughts: (

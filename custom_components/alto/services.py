@@ -23,9 +23,9 @@ from .channel.admission import admit
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry
 from .memory.records import HOUSEHOLD
-from .memory_organ import MemoryOrgan, row_dict
+from .memory_organ.organ import MemoryOrgan, row_dict
 from .reflect.records import valid_scope
-from .reflection import reflection_response, synthesis_response
+from .reflect_organ.organ import reflection_response, synthesis_response
 
 SERVICE_CHECK_ACTION = "check_action"
 SERVICE_REMEMBER = "remember"

@@ -27,10 +27,10 @@ from homeassistant.util.ulid import ulid_now
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry, MemoryCoordinator, ReflectionCoordinator
 from .entity import AltoCoordinatorEntity
-from .exposure import ASSISTANT
+from .act_organ.exposure import ASSISTANT
 from .memory.records import HOUSEHOLD
-from .memory_organ import MemoryOrgan
-from .reflection import ReflectionOrgan
+from .memory_organ.organ import MemoryOrgan
+from .reflect_organ.organ import ReflectionOrgan
 
 PARALLEL_UPDATES = 0
 
@@ -86,7 +86,7 @@ class InboxTodo(AltoCoordinatorEntity[ReflectionCoordinator], _UnexposedList):
         coordinator: ReflectionCoordinator,
         reflection: ReflectionOrgan,
     ) -> None:
-        """List and settle the household's items of `reflection`."""
+        """List and settle the household's items of `reflect_organ`."""
         super().__init__(entry, coordinator, INBOX)
         self._organ = reflection
 

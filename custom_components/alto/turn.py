@@ -29,7 +29,7 @@ from homeassistant.util import dt as dt_util
 from homeassistant.util.ulid import ulid_now
 
 from . import reply_stats
-from .action_organ import SpanOutcome, TurnContext
+from .act_organ.organ import SpanOutcome, TurnContext
 from .channel.admission import admit
 from .channel.json_channel import SCHEMA, JsonChannel
 from .channel.markers import MarkerChannel, neutralized
@@ -40,7 +40,7 @@ from .errors import async_error_result
 from .history import BufferEntry
 from .model_client import REPLY_TOKENS, ModelFailure, classify_failure
 from .prompt import device_states, situation, system_prompt
-from .reflection import TurnReflection, TurnReflector
+from .reflect_organ.organ import TurnReflection, TurnReflector
 from .settings import AltoSettings, ReplyChannel
 
 type Messages = list[dict[str, str]]

@@ -47,7 +47,7 @@ from custom_components.alto import turn
 from custom_components.alto.channel.admission import admit
 from custom_components.alto.const import CONF_MAX_HISTORY, CONF_MEMORY_MODE
 from custom_components.alto.memory.records import Mutation
-from custom_components.alto.reflection import TurnReflection
+from custom_components.alto.reflect_organ.organ import TurnReflection
 from custom_components.alto.surface.surfacer import Heard
 from scripts.benches.harness import add_alto, agent_of, bulk_sources, quiet_home, set_up
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama

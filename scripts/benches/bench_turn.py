@@ -72,7 +72,7 @@ from custom_components.alto.const import (
     CONF_SYNTHESIS_ENABLED,
     CONF_SYNTHESIS_INTERVAL,
 )
-from custom_components.alto.reflection import N1, REFLECT, SYNTHESIZE
+from custom_components.alto.reflect_organ.organ import N1, REFLECT, SYNTHESIZE
 from scripts.benches.harness import add_alto, agent_of, set_up
 from tests.fake_ollama import (
     CHAT_MODEL,

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from custom_components.alto.memory.pipeline import embedding_codes
-from custom_components.alto.memory_freshness import ALIKE
+from custom_components.alto.memory_organ.freshness import ALIKE
 from tests.local_model import embed_model
 
 DATA = Path(__file__).parent / "recall_data" / "household.json"

@@ -28,9 +28,9 @@ from custom_components.alto.memory.profile import (
     CLASSIFICATION_INSTRUCTION,
     STATEMENT_INSTRUCTION,
 )
-from custom_components.alto.memory_organ import MemoryOrgan
+from custom_components.alto.memory_organ.organ import MemoryOrgan
 from custom_components.alto.reflect.records import SYNTHESIS_FIELDS
-from custom_components.alto.reflection import ReflectionOrgan
+from custom_components.alto.reflect_organ.organ import ReflectionOrgan
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 

@@ -20,7 +20,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.memory.replay import replay_state
 from custom_components.alto.surface.surfacer import SurfaceOutcome
-from custom_components.alto.thoughts import signal_thought
+from custom_components.alto.surface_organ.organ import signal_thought
 
 from ..fake_ollama import FakeOllama
 from ..on_disk import holding

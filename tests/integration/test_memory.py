@@ -33,7 +33,7 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.alto.memory.journal import entry_hash
 from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.store import MemoryStore
-from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED, RETRY_FIRST_S
+from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, EVENT_REFUSED, RETRY_FIRST_S
 
 from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of, wants_reply_object
 from .helpers import (

@@ -13,7 +13,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.alto.memory_organ import EVENT_ADMITTED, EVENT_REFUSED
+from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, EVENT_REFUSED
 
 from ..fake_ollama import FakeOllama
 from .helpers import (

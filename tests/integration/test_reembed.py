@@ -24,7 +24,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import DOMAIN
 from custom_components.alto.memory.store import COLLECTION
-from custom_components.alto.memory_freshness import alike, spread
+from custom_components.alto.memory_organ.freshness import alike, spread
 
 from .. import fake_ollama as fake_ollama_module
 from ..fake_ollama import FakeOllama, embed_text

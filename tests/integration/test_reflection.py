@@ -38,7 +38,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.alto import reflection
+from custom_components.alto.reflect_organ import organ as reflection
 from custom_components.alto.const import (
     CONF_BREATHER,
     CONF_N1_ENABLED,
@@ -47,8 +47,8 @@ from custom_components.alto.const import (
     CONF_REFLECTION_ENABLED,
 )
 from custom_components.alto.memory.records import HOUSEHOLD
-from custom_components.alto.memory_organ import EVENT_ADMITTED, storage_dir
-from custom_components.alto.reflection import (
+from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, storage_dir
+from custom_components.alto.reflect_organ.organ import (
     EVENT_OBSERVATION,
     EVENT_PRESSURE,
     EVENT_REFLECTION,

@@ -42,7 +42,7 @@ from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput
 from custom_components.alto.memory.profile import processor_digest
 from custom_components.alto.memory.qualification import QualificationTable
 from custom_components.alto.surface.store_view import StoreMemoryView
-from custom_components.alto.thoughts import EVENT_THOUGHT
+from custom_components.alto.surface_organ.organ import EVENT_THOUGHT
 
 from ..fake_ollama import FakeOllama, is_render
 from ..memory.conftest import MODEL_DIGEST, FakeModel

@@ -15,7 +15,7 @@ from homeassistant.exceptions import HomeAssistantError
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.alto.const import CONF_MAX_MEMORIES
-from custom_components.alto.memory_reports import EVENT_ADMITTED
+from custom_components.alto.memory_organ.reports import EVENT_ADMITTED
 
 from ..fake_ollama import FakeOllama
 from .helpers import alto_service, converse_and_wait_for_background, journal_file, memory, remember

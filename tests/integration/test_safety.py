@@ -21,7 +21,7 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import DOMAIN
-from custom_components.alto.local_intents import issue_id
+from custom_components.alto.act_organ.local_intents import issue_id
 
 from ..fake_ollama import FakeOllama
 from .helpers import (

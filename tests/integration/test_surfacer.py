@@ -24,11 +24,11 @@ from homeassistant.core import Context, HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.alto.const import CONF_SURFACER_ENABLED, CONF_SURFACER_WAIT
-from custom_components.alto.memory_organ import EVENT_ADMITTED
+from custom_components.alto.memory_organ.organ import EVENT_ADMITTED
 from custom_components.alto.surface.render import RENDER_OPTIONS
 from custom_components.alto.surface.store_view import StoreMemoryView
 from custom_components.alto.surface.surfacer import SYSTEM_INSTRUCTION, render_messages
-from custom_components.alto.thoughts import EVENT_THOUGHT
+from custom_components.alto.surface_organ.organ import EVENT_THOUGHT
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama, is_render
 from .helpers import (

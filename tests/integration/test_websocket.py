@@ -25,13 +25,13 @@ from pytest_homeassistant_custom_component.typing import (
     WebSocketGenerator,
 )
 
-from custom_components.alto.action_organ import signal_intent
+from custom_components.alto.act_organ.organ import signal_intent
 from custom_components.alto.const import CONF_BREATHER, CONF_REFLECT
 from custom_components.alto.memory.records import HOUSEHOLD, Row
-from custom_components.alto.panel import PANEL_URL_PATH, STATIC_URL
-from custom_components.alto.panel_api import memories_view, source_of
+from custom_components.alto.panel.sidebar import PANEL_URL_PATH, STATIC_URL
+from custom_components.alto.panel.websocket import memories_view, source_of
 from custom_components.alto.surface.surfacer import SurfaceOutcome
-from custom_components.alto.thoughts import signal_thought
+from custom_components.alto.surface_organ.organ import signal_thought
 
 from ..fake_ollama import ChatReply, FakeOllama
 from .helpers import (

@@ -39,7 +39,7 @@ from custom_components.alto.memory.records import (
     vector_bytes,
 )
 from custom_components.alto.memory.references import Reference
-from custom_components.alto.memory.schemas import (
+from custom_components.alto.model.schemas import (
     SCHEMA_MENTIONS,
     classification_schema,
     statement_schema,

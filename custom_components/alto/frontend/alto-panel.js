@@ -1,5 +1,5 @@
 // The Alto panel: one plain web component, no build step, nothing fetched but Alto's own
-// websocket commands (custom_components/alto/panel_api.py). Home Assistant hands it `hass`
+// websocket commands (custom_components/alto/panel/websocket.py). Home Assistant hands it `hass`
 // (the logged-in user's authenticated connection) and `narrow`; everything it shows comes
 // from `alto/subscribe`, which sends the viewer's view now and whenever it changes for them.
 //

@@ -25,7 +25,7 @@ from .profile import CLASSIFICATION_INSTRUCTION, processor_digest
 from .prompts import Message, classification_messages
 from .reasons import Refusal
 from .records import UNKNOWN_ACTOR, Kind, TableEntry
-from .schemas import Schema, classification_schema
+from ..model.schemas import Schema, classification_schema
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]
 

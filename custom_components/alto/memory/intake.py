@@ -81,7 +81,7 @@ from .prompts import Message
 from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
 from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, Mutation, Row
-from .schemas import Schema
+from ..model.schemas import Schema
 from .store import MemoryStore
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]

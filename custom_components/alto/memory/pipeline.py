@@ -51,7 +51,7 @@ from .records import (
     visible_to,
 )
 from .references import Reference, select_references
-from .schemas import Schema, classification_schema, statement_schema
+from ..model.schemas import Schema, classification_schema, statement_schema
 from .selection import quantize
 from .spans import admit_source, source_spans, span_texts
 

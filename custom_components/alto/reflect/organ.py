@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory.ollama_io import CallModel
+from ..model.ollama_io import CallModel
 from ..memory.prompts import Message
 from ..memory.reasons import Reason, Refusal
 from . import n1, reflection, synthesis

@@ -31,10 +31,10 @@ from homeassistant.auth import EVENT_USER_UPDATED
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
-from .const import DOMAIN, LOGGER
-from .memory.pipeline import embedding_codes, said_by
-from .memory.store import MemoryStore
-from .memory_embedding import Embedder, async_user_names
+from ..const import DOMAIN, LOGGER
+from ..memory.pipeline import embedding_codes, said_by
+from ..memory.store import MemoryStore
+from .embedding import Embedder, async_user_names
 
 ISSUE_EMBEDDED_OTHERWISE = "memories_embedded_otherwise"
 ISSUE_EMBEDDING_SIZE = "embedding_size_changed"

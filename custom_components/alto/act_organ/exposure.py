@@ -21,8 +21,8 @@ from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 
-from .act.model import ExposedEntity, Registry, SceneTarget
-from .prompt import EntityLine
+from ..act.model import ExposedEntity, Registry, SceneTarget
+from ..prompt import EntityLine
 
 ASSISTANT = "conversation"
 

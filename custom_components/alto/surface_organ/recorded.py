@@ -35,7 +35,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.recorder import get_instance
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER
+from ..const import DOMAIN, LOGGER
 
 RECORDER = "recorder"
 # Older than any recorded row: a purge of what is older purges nothing by age.

@@ -19,10 +19,10 @@ from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_call_later
 
-from .act.confirm import parse_confirmation
-from .act.executor import propose
-from .act.guard import validate_state_query, validate_tool_call
-from .act.model import (
+from ..act.confirm import parse_confirmation
+from ..act.executor import propose
+from ..act.guard import validate_state_query, validate_tool_call
+from ..act.model import (
     CALL_SERVICE_TOOL,
     GuardReason,
     GuardRefusal,
@@ -30,13 +30,13 @@ from .act.model import (
     StateQuery,
     ValidatedCall,
 )
-from .act.readable import readable_state
-from .act.tiers import READ_TIER, Tier, tier_for
-from .const import DOMAIN, LOGGER
+from ..act.readable import readable_state
+from ..act.tiers import READ_TIER, Tier, tier_for
+from ..const import DOMAIN, LOGGER
 from .effector import async_execute
-from .errors import async_phrase
+from ..errors import async_phrase
 from .exposure import ExposureIndex
-from .prompt import breadcrumb
+from ..prompt import breadcrumb
 
 EVENT_INTENT_CAPTURED = "alto_intent_captured"
 CONFIRM_TIMEOUT_S = 60.0

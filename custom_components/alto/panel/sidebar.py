@@ -1,7 +1,7 @@
 """The "Alto" sidebar panel: a plain web component served from this integration's folder.
 
 `frontend/alto-panel.js` is committed as it runs (no build step, nothing downloaded at run time)
-and talks to `panel_api` over the frontend's own authenticated websocket. Every user sees the
+and talks to `websocket` over the frontend's own authenticated websocket. Every user sees the
 panel; what it shows is decided per user by the websocket commands.
 """
 
@@ -14,10 +14,10 @@ from homeassistant.components import panel_custom
 from homeassistant.components.http import StaticPathConfig
 from homeassistant.core import HomeAssistant
 
-from .const import DOMAIN
-from .panel_api import async_register_commands
+from ..const import DOMAIN
+from .websocket import async_register_commands
 
-FRONTEND_DIR = Path(__file__).parent / "frontend"
+FRONTEND_DIR = Path(__file__).parents[1] / "frontend"
 PANEL_MODULE = "alto-panel.js"
 PANEL_ELEMENT = "alto-panel"
 STATIC_URL = f"/{DOMAIN}_static"

@@ -19,19 +19,19 @@ from collections.abc import Awaitable, Callable
 
 from homeassistant.core import HomeAssistant
 
-from .const import LOGGER
-from .gpu.backend import SelectionBackend
-from .memory import intake, redaction, replay
-from .memory.journal import Journal
-from .memory.pipeline import MAX_BATCH, IntakeInput, said_by
-from .memory.qualification import Mode
-from .memory.reasons import Reason
-from .memory.records import Row
-from .memory.spans import admit_source
-from .memory.store import MemoryStore
-from .memory_batching import Coalescer
-from .memory_embedding import Embedder, async_user_names
-from .memory_reports import (
+from ..const import LOGGER
+from ..gpu.backend import SelectionBackend
+from ..memory import intake, redaction, replay
+from ..memory.journal import Journal
+from ..memory.pipeline import MAX_BATCH, IntakeInput, said_by
+from ..memory.qualification import Mode
+from ..memory.reasons import Reason
+from ..memory.records import Row
+from ..memory.spans import admit_source
+from ..memory.store import MemoryStore
+from .batching import Coalescer
+from .embedding import Embedder, async_user_names
+from .reports import (
     EMBEDDING_DIMENSION,
     EMBEDDING_FAILED,
     JOURNAL_DAMAGED,

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from homeassistant.core import HomeAssistant
 
-from .memory.pipeline import MAX_BATCH
+from ..memory.pipeline import MAX_BATCH
 
 
 class Coalescer[T, R]:

@@ -45,16 +45,16 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.util import dt as dt_util
 
-from .action_organ import SpanOutcome
-from .const import DOMAIN, LOGGER
-from .history import BufferEntry
-from .memory.ollama_io import call_model_for
-from .memory.prompts import Message
-from .memory.records import HOUSEHOLD
-from .memory.schemas import Schema
-from .memory_organ import MemoryOrgan, storage_dir
-from .prompt import noticing
-from .reflect import (
+from ..act_organ.organ import SpanOutcome
+from ..const import DOMAIN, LOGGER
+from ..history import BufferEntry
+from ..model.ollama_io import call_model_for
+from ..memory.prompts import Message
+from ..memory.records import HOUSEHOLD
+from ..model.schemas import Schema
+from ..memory_organ.organ import MemoryOrgan, storage_dir
+from ..prompt import noticing
+from ..reflect import (
     N1Report,
     Nomination,
     Observation,
@@ -65,8 +65,8 @@ from .reflect import (
     Reflector,
     SynthesisReport,
 )
-from .reflect.records import valid_scope
-from .settings import AltoSettings, PassSettings
+from ..reflect.records import valid_scope
+from ..settings import AltoSettings, PassSettings
 
 EVENT_OBSERVATION: Final = "alto_observation"
 EVENT_REFLECTION: Final = "alto_reflection"

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import ollama
 from homeassistant.core import HomeAssistant
 
-from .memory import intake
-from .memory.instructions import instructions_for
-from .memory.ollama_io import embed_for
+from ..memory import intake
+from ..memory.instructions import instructions_for
+from ..model.ollama_io import embed_for
 
 RECENT_VECTORS = 16  # embeddings kept per organ (a turn needs one; a batch up to 64 once)
 

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 
 import ollama
 
-from .prompts import Message
-from .qualification import normalize_digest
+from ..memory.prompts import Message
+from ..memory.qualification import normalize_digest
 from .schemas import Schema
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]

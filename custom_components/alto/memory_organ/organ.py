@@ -1,19 +1,19 @@
 """The memory organ in Home Assistant: store, journal, durable intake, recall, services.
 
-The pure organ lives in `memory/`; this module gives it paths under the HA config dir, runs its
+The pure organ lives in `memory/`; this package gives it paths under the HA config dir, runs its
 blocking parts in the executor, orders its writers, fires `alto_memory_admitted` /
 `alto_memory_refused` and tells entities when memory changed. Organs never raise into a turn:
 every failure here is one log line and "nothing remembered".
 
 `MemoryOrgan` is the façade the rest of the integration uses; its parts live beside it:
 
-- `memory_embedding`: embeddings with the model's role prefixes, recent texts answered once;
-- `memory_writer`: accepts, remembers and forgets, one row writer at a time, batched
-  (`memory_batching`), the store brought up to the journal after a failed write;
-- `memory_interpretation`: the background interpretation of pending sources, with retries;
-- `memory_reads`: recall and the memory block of a user's turn;
-- `memory_reports`: what a write reports (`IntakeReport`), its events and log lines;
-- `memory_damage`: the repair issue of a journal that does not verify.
+- `embedding`: embeddings with the model's role prefixes, recent texts answered once;
+- `writer`: accepts, remembers and forgets, one row writer at a time, batched
+  (`batching`), the store brought up to the journal after a failed write;
+- `interpretation`: the background interpretation of pending sources, with retries;
+- `reads`: recall and the memory block of a user's turn;
+- `reports`: what a write reports (`IntakeReport`), its events and log lines;
+- `damage`: the repair issue of a journal that does not verify.
 
 A turn's memory is written in two steps. `async_accept_turn` journals the turn's source
 (``accept``, fsync'd, no model call) before the reply returns; the slow part, interpretation,
@@ -39,32 +39,32 @@ from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util import dt as dt_util
 
-from . import memory_freshness
-from .const import DOMAIN, LOGGER
-from .gpu.backend import CpuBackend, SelectionBackend, select_backend
-from .memory import redaction, replay
-from .memory.acceptance import run_acceptance
-from .memory.checkpoint import Checkpoint
-from .memory.journal import Damage, Journal
-from .memory.ollama_io import call_model_for
-from .memory.pipeline import IntakeInput
-from .memory.qualification import (
+from . import freshness
+from ..const import DOMAIN, LOGGER
+from ..gpu.backend import CpuBackend, SelectionBackend, select_backend
+from ..memory import redaction, replay
+from ..memory.acceptance import run_acceptance
+from ..memory.checkpoint import Checkpoint
+from ..memory.journal import Damage, Journal
+from ..model.ollama_io import call_model_for
+from ..memory.pipeline import IntakeInput
+from ..memory.qualification import (
     Mode,
     QualificationTable,
     load_table,
     normalize_digest,
     record_qualification,
 )
-from .memory.qualification import effective_mode as mode_for_pair
-from .memory.records import HOUSEHOLD, Kind, Row
-from .memory.references import KIND_NAMES
-from .memory.server import namespace
-from .memory.store import MemoryStore, ServerCheck
-from .memory_damage import report_journal_damage, report_server_mismatch
-from .memory_embedding import Embedder
-from .memory_interpretation import RETRY_FIRST_S, PendingInterpreter
-from .memory_reads import MemoryReader
-from .memory_reports import (
+from ..memory.qualification import effective_mode as mode_for_pair
+from ..memory.records import HOUSEHOLD, Kind, Row
+from ..memory.references import KIND_NAMES
+from ..memory.server import namespace
+from ..memory.store import MemoryStore, ServerCheck
+from .damage import report_journal_damage, report_server_mismatch
+from .embedding import Embedder
+from .interpretation import RETRY_FIRST_S, PendingInterpreter
+from .reads import MemoryReader
+from .reports import (
     EVENT_ADMITTED,
     EVENT_REFUSED,
     MEMORY_FULL,
@@ -75,8 +75,8 @@ from .memory_reports import (
     fire_report,
     log_refused_turn,
 )
-from .memory_writer import MemoryWriter, load_selection
-from .settings import AltoSettings
+from .writer import MemoryWriter, load_selection
+from ..settings import AltoSettings
 
 __all__ = [
     "EVENT_ADMITTED",
@@ -166,7 +166,7 @@ class MemoryOrgan:
         )
         self._reader = MemoryReader(hass, store=store, selection=selection, embedder=self._embedder)
         self._forget_listeners: list[ForgetListener] = []
-        self._renames = memory_freshness.Renames(hass, entry_id, store)
+        self._renames = freshness.Renames(hass, entry_id, store)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
         # so the next start finds a current checkpoint.
         self._retaining: asyncio.Task[None] | None = None  # forgetting past `max_memories`
@@ -249,9 +249,9 @@ class MemoryOrgan:
 
     async def _async_check_embeddings(self) -> None:
         """Whether the stored memories are embedded as a new one is (`memory_freshness`)."""
-        found = await memory_freshness.async_check(self._hass, self.store, self._embedder)
+        found = await freshness.async_check(self._hass, self.store, self._embedder)
         if found is not None and not self._writer.closed:
-            memory_freshness.report(self._hass, self._entry_id, found)
+            freshness.report(self._hass, self._entry_id, found)
 
     async def _async_on_stop(self, _event: Event) -> None:
         self._unsub_stop = None  # fired: Home Assistant has removed the listener
@@ -408,7 +408,7 @@ class MemoryOrgan:
         """Embed every stored memory again, as a memory is embedded now (`alto.reembed`)."""
         report = await self._writer.async_reembed(self._settings.embedding_model)
         if report.reason is None:
-            memory_freshness.clear(self._hass, self._entry_id)
+            freshness.clear(self._hass, self._entry_id)
             # Sources that waited for a store of the model's size are interpreted now.
             self._interpreter.kick()
         LOGGER.info(

@@ -17,16 +17,16 @@ from typing import Any
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
-from .channel.markers import neutralized
-from .const import DOMAIN, LOGGER
-from .history import MAX_CONVERSATIONS, BufferEntry
-from .memory.records import HOUSEHOLD
-from .memory_organ import MemoryOrgan
+from ..channel.markers import neutralized
+from ..const import DOMAIN, LOGGER
+from ..history import MAX_CONVERSATIONS, BufferEntry
+from ..memory.records import HOUSEHOLD
+from ..memory_organ.organ import MemoryOrgan
 from .recorded import HistoryEraser
-from .settings import AltoSettings
-from .surface.render import render_for
-from .surface.store_view import StoreMemoryView
-from .surface.surfacer import (
+from ..settings import AltoSettings
+from ..surface.render import render_for
+from ..surface.store_view import StoreMemoryView
+from ..surface.surfacer import (
     Heard,
     NoopSurfacer,
     SurfaceOutcome,

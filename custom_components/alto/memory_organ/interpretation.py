@@ -1,6 +1,6 @@
 """Interpretation of the journal's pending sources, in the background, with retries.
 
-An accepted turn's source is journaled before the reply returns (`memory_writer`); its
+An accepted turn's source is journaled before the reply returns (`writer`); its
 interpretation (embedding, and in mode 2 the two model calls) runs here, from the journal's
 pending sources (`memory.pending`), so a stop, a crash or an embedding model that is down delays
 a memory but does not lose it: pending sources are resumed at the next start and retried (with
@@ -22,16 +22,16 @@ from typing import Any
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later
 
-from .const import LOGGER
-from .memory import intake
-from .memory.ollama_io import CallModel
-from .memory.pending import Accepted
-from .memory.pipeline import MAX_BATCH, IntakeInput, said_by
-from .memory.qualification import QualificationTable
-from .memory.reasons import TRANSIENT
-from .memory_embedding import Embedder, async_user_names
-from .memory_reports import IntakeReport, describe, fire_report, log_refused_turn, report_of
-from .memory_writer import MemoryWriter
+from ..const import LOGGER
+from ..memory import intake
+from ..model.ollama_io import CallModel
+from ..memory.pending import Accepted
+from ..memory.pipeline import MAX_BATCH, IntakeInput, said_by
+from ..memory.qualification import QualificationTable
+from ..memory.reasons import TRANSIENT
+from .embedding import Embedder, async_user_names
+from .reports import IntakeReport, describe, fire_report, log_refused_turn, report_of
+from .writer import MemoryWriter
 
 # Pending sources whose interpretation failed for a transient reason are tried again after
 # this delay, doubled after each failure up to the maximum (and at every new turn).

@@ -22,9 +22,9 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_when_setup
 
-from .act.tiers import Tier, tier_for
-from .const import DOMAIN
-from .coordinator import AltoConfigEntry
+from ..act.tiers import Tier, tier_for
+from ..const import DOMAIN
+from ..coordinator import AltoConfigEntry
 from .exposure import ASSISTANT
 
 ISSUE_PREFIX = "prefer_local_intents_"

@@ -10,7 +10,7 @@ import probatio
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
 
-from .act.model import ValidatedCall
+from ..act.model import ValidatedCall
 
 
 async def async_execute(hass: HomeAssistant, call: ValidatedCall, context: Context) -> str | None:

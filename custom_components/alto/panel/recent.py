@@ -2,7 +2,7 @@
 
 Nothing here is durable: the records live in memory (they survive an entry reload, not a
 restart) and hold only what the bus already carried. Whose they are is decided when they are
-read (`panel_api`): an intent belongs to the user of its turn (`user_id`, None for a voice
+read (`websocket`): an intent belongs to the user of its turn (`user_id`, None for a voice
 satellite), a thought to the scope of the memories it quotes, so a thought whose memories were
 forgotten since is no longer shown.
 """
@@ -18,10 +18,10 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect, async_dis
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
 
-from .action_organ import signal_intent
-from .const import DOMAIN
-from .coordinator import AltoConfigEntry
-from .thoughts import signal_thought
+from ..act_organ.organ import signal_intent
+from ..const import DOMAIN
+from ..coordinator import AltoConfigEntry
+from ..surface_organ.organ import signal_thought
 
 INTENTS_PER_USER = 20  # intents kept per user (and for turns without one)
 THOUGHTS_KEPT = 100  # thoughts kept per entry, across every scope (filtered when read)

@@ -1,7 +1,7 @@
 """The repair issues of a damaged memory journal and of a Chroma server that disagrees with it.
 
 A journal that does not verify at open (`Journal.damage`), or a store that cannot reconcile
-with it, leaves the organ serving recall but refusing every write (`memory_writer`), with a
+with it, leaves the organ serving recall but refusing every write (`writer`), with a
 repair issue that says how to recover.
 
 A Chroma server whose rows differ from the journal's (`MemoryStore.check_server`: rows Alto
@@ -16,9 +16,9 @@ from __future__ import annotations
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
-from .const import DOMAIN, LOGGER
-from .memory.journal import Journal
-from .memory.store import ServerCheck
+from ..const import DOMAIN, LOGGER
+from ..memory.journal import Journal
+from ..memory.store import ServerCheck
 
 ISSUE_JOURNAL_DAMAGED = "journal_damaged"
 ISSUE_SERVER_MISMATCH = "chroma_server_mismatch"

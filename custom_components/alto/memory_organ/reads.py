@@ -18,15 +18,15 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER
-from .gpu.backend import SelectionBackend
-from .memory import recall
-from .memory.lexical import with_names
-from .memory.pipeline import embedding_codes
-from .memory.records import CURRENT, Row, visible_to
-from .memory.store import MemoryStore
-from .memory_embedding import Embedder, async_user_names
-from .prompt import memory_block
+from ..const import DOMAIN, LOGGER
+from ..gpu.backend import SelectionBackend
+from ..memory import recall
+from ..memory.lexical import with_names
+from ..memory.pipeline import embedding_codes
+from ..memory.records import CURRENT, Row, visible_to
+from ..memory.store import MemoryStore
+from .embedding import Embedder, async_user_names
+from ..prompt import memory_block
 
 
 @callback

@@ -33,10 +33,10 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.util.ulid import ulid_to_bytes_or_none
 
-from .const import DOMAIN, LOGGER
-from .coordinator import AltoConfigEntry
-from .memory.profile import processor_digest
-from .memory.records import (
+from ..const import DOMAIN, LOGGER
+from ..coordinator import AltoConfigEntry
+from ..memory.profile import processor_digest
+from ..memory.records import (
     CURRENT,
     HOUSEHOLD,
     KIND_CORRECTION,
@@ -44,15 +44,15 @@ from .memory.records import (
     Row,
     visible_to,
 )
-from .memory_organ import MemoryOrgan, signal_memory_changed
+from ..memory_organ.organ import MemoryOrgan, signal_memory_changed
 from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
-from .reflect import Box, Observation, Synthesis
-from .reflect.records import SYNTHESIS_FIELDS, valid_scope
-from .reflection import ReflectionOrgan, scope_of, signal_reflection
-from .sensor import MODE_STATES
+from ..reflect import Box, Observation, Synthesis
+from ..reflect.records import SYNTHESIS_FIELDS, valid_scope
+from ..reflect_organ.organ import ReflectionOrgan, scope_of, signal_reflection
+from ..sensor import MODE_STATES
 
 # The services' own handlers: the panel allows exactly what they allow (see `_run_service`).
-from .services import (
+from ..services import (
     ATTR_ENTRY_ID,
     ENTRY_SCHEMA,
     FORGET_SCHEMA,

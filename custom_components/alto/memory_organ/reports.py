@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from .const import DOMAIN, LOGGER
-from .memory import intake
-from .memory.pipeline import IntakeInput
-from .memory.reasons import Reason, Refusal, Status
-from .memory.records import HOUSEHOLD
+from ..const import DOMAIN, LOGGER
+from ..memory import intake
+from ..memory.pipeline import IntakeInput
+from ..memory.reasons import Reason, Refusal, Status
+from ..memory.records import HOUSEHOLD
 
 EVENT_ADMITTED = "alto_memory_admitted"
 EVENT_REFUSED = "alto_memory_refused"

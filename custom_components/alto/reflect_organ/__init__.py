@@ -1,0 +1,1 @@
+"""The background passes' Home Assistant adapter: scheduling, their state and the inbox."""
