@@ -13,7 +13,8 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
 from .act_organ import local_intents
-from .act_organ.organ import ActionOrgan
+from .act_organ.exposure import ExposureIndex
+from .act_organ.organ import ActOrgan
 from .const import DOMAIN, LOGGER
 from .coordinator import (
     AltoConfigEntry,
@@ -23,17 +24,16 @@ from .coordinator import (
     ReflectionCoordinator,
     ThoughtCoordinator,
 )
-from .act_organ.exposure import ExposureIndex
 from .memory.server import ServerError
 from .memory_organ.damage import report_server_unavailable
 from .memory_organ.organ import MemoryOrgan, storage_dir
 from .model_client import close_client, make_client
-from .panel.sidebar import async_setup_panel
 from .panel.recent import async_track_recent
-from .reflect_organ.organ import ReflectionOrgan
+from .panel.sidebar import async_setup_panel
+from .reflect_organ.organ import ReflectOrgan
 from .services import async_register_services
 from .settings import AltoSettings
-from .surface_organ.organ import ThoughtOrgan
+from .surface_organ.organ import SurfaceOrgan
 
 PLATFORMS: list[Platform] = [
     Platform.BINARY_SENSOR,
@@ -64,26 +64,16 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         raise
     index = ExposureIndex(hass)
     entry.async_on_unload(index.async_start())
-    organ = ActionOrgan(
-        hass,
-        entry_id=entry.entry_id,
-        index=index,
-        client=client,
-        model=settings.action_model,
-        keep_alive=settings.keep_alive,
-        num_ctx=settings.num_ctx,
-        timeout=settings.request_timeout,
-        tiers=settings.consent,
-    )
+    organ = ActOrgan.build(hass, entry.entry_id, client, settings, index)
     entry.async_on_unload(organ.async_shutdown)
     memory = await _async_open_memory(hass, entry, client, coordinator, settings)
-    thoughts = ThoughtOrgan.build(hass, entry.entry_id, client, memory, settings)
+    thoughts = SurfaceOrgan.build(hass, entry.entry_id, client, settings, memory)
     entry.async_on_unload(thoughts.async_shutdown)
     memory_coordinator = MemoryCoordinator(hass, entry, memory)
     entry.async_on_unload(memory_coordinator.async_start())
     thought_coordinator = ThoughtCoordinator(hass, entry, thoughts)
     entry.async_on_unload(thought_coordinator.async_start())
-    reflection = ReflectionOrgan.build(hass, entry.entry_id, client, memory, settings)
+    reflection = ReflectOrgan.build(hass, entry.entry_id, client, settings, memory)
     entry.async_on_unload(reflection.async_close)
     await reflection.async_start()
     entry.async_on_unload(reflection.async_listen())
@@ -160,7 +150,7 @@ async def _async_open_memory(
     server = settings.chroma_host
     try:
         await hass.async_add_executor_job(_make_private, storage_dir(hass, entry.entry_id))
-        memory = await MemoryOrgan.async_open(hass, entry.entry_id, client, settings)
+        memory = await MemoryOrgan.async_build(hass, entry.entry_id, client, settings)
     except ServerError as err:  # a repair issue names it: a token or certificate changed
         LOGGER.warning("Chroma server %s unusable, Alto will not remember: %s", server, err)
         report_server_unavailable(hass, entry.entry_id, server or "", err.reason)

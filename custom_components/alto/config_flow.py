@@ -79,8 +79,8 @@ from .const import (
     PROBE_TIMEOUT,
 )
 from .memory.instructions import bare_name
-from .model.ollama_io import embed_for
 from .memory.server import ServerError, probe
+from .model.ollama_io import embed_for
 from .model_client import (
     ModelFailure,
     classify_failure,

@@ -20,17 +20,17 @@ from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
-from .act_organ.organ import ActionOrgan
+from .act_organ.organ import ActOrgan
 from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
 from .memory.qualification import Mode
 from .memory_organ.organ import MemoryOrgan, signal_memory_changed
 from .model_client import ModelFailure, ServedModel, classify_failure, list_models
-from .reflect_organ.organ import ReflectionOrgan, ReflectionState, signal_reflection
+from .reflect_organ.organ import ReflectionState, ReflectOrgan, signal_reflection
 from .reply_stats import ReplyStats
 from .settings import AltoSettings
 from .surface.surfacer import SurfaceOutcome
-from .surface_organ.organ import ThoughtOrgan, signal_thought
+from .surface_organ.organ import SurfaceOrgan, signal_thought
 
 type AltoConfigEntry = ConfigEntry[AltoRuntime]
 
@@ -42,12 +42,12 @@ class AltoRuntime:
     settings: AltoSettings
     client: ollama.AsyncClient
     coordinator: ModelCoordinator
-    organ: ActionOrgan
+    organ: ActOrgan
     memory: MemoryOrgan | None  # None when the store could not be opened
     memory_coordinator: MemoryCoordinator
-    thoughts: ThoughtOrgan
+    thoughts: SurfaceOrgan
     thought_coordinator: ThoughtCoordinator
-    reflection: ReflectionOrgan
+    reflection: ReflectOrgan
     reflection_coordinator: ReflectionCoordinator
     buffers: TurnBuffers = field(default_factory=TurnBuffers)
     reply_stats: ReplyStats = field(default_factory=ReplyStats)
@@ -171,7 +171,7 @@ class ThoughtState:
 class ThoughtCoordinator(_PushCoordinator[ThoughtState]):
     """The Surfacer's latest outcomes."""
 
-    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, thoughts: ThoughtOrgan):
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, thoughts: SurfaceOrgan):
         """Follow `surface_organ`."""
         self._thoughts = thoughts
         super().__init__(hass, entry, f"{DOMAIN}_thoughts", signal_thought(entry.entry_id))
@@ -184,7 +184,7 @@ class ThoughtCoordinator(_PushCoordinator[ThoughtState]):
 class ReflectionCoordinator(_PushCoordinator[ReflectionState]):
     """The household's inbox, the last reflection and synthesis, the latest context pressure."""
 
-    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, reflection: ReflectionOrgan):
+    def __init__(self, hass: HomeAssistant, entry: AltoConfigEntry, reflection: ReflectOrgan):
         """Follow `reflect_organ`."""
         self._reflection = reflection
         super().__init__(hass, entry, f"{DOMAIN}_reflection", signal_reflection(entry.entry_id))

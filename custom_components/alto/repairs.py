@@ -9,8 +9,8 @@ from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow, Rep
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from .coordinator import AltoConfigEntry
 from .act_organ.local_intents import ISSUE_PREFIX
+from .coordinator import AltoConfigEntry
 from .memory_organ.freshness import ISSUE_EMBEDDED_OTHERWISE, ISSUE_RENAMED
 
 

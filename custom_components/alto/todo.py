@@ -24,13 +24,13 @@ from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util.ulid import ulid_now
 
+from .act_organ.exposure import ASSISTANT
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry, MemoryCoordinator, ReflectionCoordinator
 from .entity import AltoCoordinatorEntity
-from .act_organ.exposure import ASSISTANT
 from .memory.records import HOUSEHOLD
 from .memory_organ.organ import MemoryOrgan
-from .reflect_organ.organ import ReflectionOrgan
+from .reflect_organ.organ import ReflectOrgan
 
 PARALLEL_UPDATES = 0
 
@@ -84,7 +84,7 @@ class InboxTodo(AltoCoordinatorEntity[ReflectionCoordinator], _UnexposedList):
         self,
         entry: AltoConfigEntry,
         coordinator: ReflectionCoordinator,
-        reflection: ReflectionOrgan,
+        reflection: ReflectOrgan,
     ) -> None:
         """List and settle the household's items of `reflect_organ`."""
         super().__init__(entry, coordinator, INBOX)

@@ -103,7 +103,6 @@ from custom_components.alto.const import (
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.intake import NO_PAIRS, CallModel, Embed, run_intake
 from custom_components.alto.memory.lexical import terms
-from custom_components.alto.model.ollama_io import call_model_for
 from custom_components.alto.memory.paging import pages
 from custom_components.alto.memory.pipeline import MAX_BATCH, IntakeInput, embedding_codes
 from custom_components.alto.memory.profile import STATEMENT_INSTRUCTION, processor_digest
@@ -114,6 +113,7 @@ from custom_components.alto.memory.references import MAX_REFERENCES
 from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory.store import MemoryStore
 from custom_components.alto.memory_organ.organ import MemoryOrgan
+from custom_components.alto.model.ollama_io import call_model_for
 from scripts.benches.harness import add_alto, quiet_home
 from tests.integration.helpers import memory
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama

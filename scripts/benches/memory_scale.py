@@ -8,7 +8,7 @@ Chroma gets the rows in large upserts; the files are what that many remembers le
 
 Each figure then comes from a fresh process, so nothing is cached in memory between them:
 
-- setup: what ``MemoryOrgan.async_open`` does off the event loop (open the store, open the
+- setup: what ``MemoryOrgan.async_build`` does off the event loop (open the store, open the
   journal, reconcile, give the selection backend the matrix) and one scoped recall, so the store
   is usable. Anchor: the 2 s goal. Beside it: the checkpoint ``CHECKPOINT_EVERY - 1`` entries
   behind (the most a restart finds when Home Assistant stopped without unloading the entry), and

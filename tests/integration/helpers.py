@@ -30,7 +30,7 @@ from custom_components.alto.memory.profile import (
 )
 from custom_components.alto.memory_organ.organ import MemoryOrgan
 from custom_components.alto.reflect.records import SYNTHESIS_FIELDS
-from custom_components.alto.reflect_organ.organ import ReflectionOrgan
+from custom_components.alto.reflect_organ.organ import ReflectOrgan
 
 from ..fake_ollama import ChatReply, FakeOllama, last_user_text, wants_reply_object
 
@@ -333,9 +333,9 @@ def turn_refs(body: Body) -> list[str]:
     return [ref for ref in element["enum"] if ref.startswith("T")]
 
 
-def reflection_organ(hass: HomeAssistant) -> ReflectionOrgan:
+def reflection_organ(hass: HomeAssistant) -> ReflectOrgan:
     """The loaded entry's reflect organ."""
-    organ: ReflectionOrgan = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.reflection
+    organ: ReflectOrgan = hass.config_entries.async_entries(DOMAIN)[0].runtime_data.reflection
     return organ
 
 

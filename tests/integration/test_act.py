@@ -694,7 +694,9 @@ def _service_call_sites() -> list[tuple[str, int, str]]:
 def test_effector_is_the_only_service_call_site() -> None:
     """The effector is Alto's only service call site, and it blocks and passes the context."""
     sites = _service_call_sites()
-    assert [(path, attr) for path, _, attr in sites] == [("act_organ/effector.py", "async_call")], sites
+    assert [(path, attr) for path, _, attr in sites] == [("act_organ/effector.py", "async_call")], (
+        sites
+    )
     # It blocks and carries the turn's context.
     path, line, _ = sites[0]
     tree = ast.parse((ALTO_PACKAGE / path).read_text(encoding="utf-8"))

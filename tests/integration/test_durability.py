@@ -24,10 +24,10 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.alto.memory_organ import organ as memory_organ
 from custom_components.alto.const import DOMAIN
 from custom_components.alto.memory import intake
 from custom_components.alto.memory.checkpoint import MAGIC
+from custom_components.alto.memory_organ import organ as memory_organ
 from custom_components.alto.memory_organ.organ import EVENT_REFUSED
 
 from ..fake_ollama import FakeOllama

@@ -38,9 +38,9 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 from pytest_homeassistant_custom_component.typing import RecorderInstanceContextManager
 
 from custom_components.alto.const import CONF_MAX_MEMORIES, CONF_SURFACER_WAIT
-from custom_components.alto.surface_organ.recorded import HistoryEraser, sqlite_zeroes_deleted
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import EVENT_THOUGHT, signal_thought
+from custom_components.alto.surface_organ.recorded import HistoryEraser, sqlite_zeroes_deleted
 
 from ..fake_ollama import FakeOllama, is_render
 from ..on_disk import holding
@@ -83,7 +83,10 @@ def secure_delete(request: pytest.FixtureRequest) -> Iterator[bool]:
 
     with (
         patch("homeassistant.components.recorder.core.setup_connection_for_dialect", setup),
-        patch("custom_components.alto.surface_organ.recorded.sqlite_zeroes_deleted", return_value=False),
+        patch(
+            "custom_components.alto.surface_organ.recorded.sqlite_zeroes_deleted",
+            return_value=False,
+        ),
     ):
         yield False
 

@@ -38,7 +38,6 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.alto.reflect_organ import organ as reflection
 from custom_components.alto.const import (
     CONF_BREATHER,
     CONF_N1_ENABLED,
@@ -48,6 +47,7 @@ from custom_components.alto.const import (
 )
 from custom_components.alto.memory.records import HOUSEHOLD
 from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, storage_dir
+from custom_components.alto.reflect_organ import organ as reflection
 from custom_components.alto.reflect_organ.organ import (
     EVENT_OBSERVATION,
     EVENT_PRESSURE,

@@ -20,8 +20,8 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.const import DOMAIN
 from custom_components.alto.act_organ.local_intents import issue_id
+from custom_components.alto.const import DOMAIN
 
 from ..fake_ollama import FakeOllama
 from .helpers import (

@@ -39,12 +39,12 @@ from custom_components.alto.memory.records import (
     vector_bytes,
 )
 from custom_components.alto.memory.references import Reference
+from custom_components.alto.memory.spans import source_spans, span_texts
 from custom_components.alto.model.schemas import (
     SCHEMA_MENTIONS,
     classification_schema,
     statement_schema,
 )
-from custom_components.alto.memory.spans import source_spans, span_texts
 
 from .conftest import USER_A
 

@@ -8,12 +8,12 @@ import ollama
 
 from custom_components.alto.memory.intake import run_intake
 from custom_components.alto.memory.journal import Journal
-from custom_components.alto.model.ollama_io import call_model_for, embed_for, model_digest
 from custom_components.alto.memory.pipeline import IntakeInput
 from custom_components.alto.memory.profile import processor_digest
 from custom_components.alto.memory.qualification import Mode, QualificationTable
 from custom_components.alto.memory.replay import replay
 from custom_components.alto.memory.store import MemoryStore
+from custom_components.alto.model.ollama_io import call_model_for, embed_for, model_digest
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama, digest_of
 

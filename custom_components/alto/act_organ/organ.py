@@ -33,10 +33,11 @@ from ..act.model import (
 from ..act.readable import readable_state
 from ..act.tiers import READ_TIER, Tier, tier_for
 from ..const import DOMAIN, LOGGER
-from .effector import async_execute
 from ..errors import async_phrase
-from .exposure import ExposureIndex
 from ..prompt import breadcrumb
+from ..settings import AltoSettings
+from .effector import async_execute
+from .exposure import ExposureIndex
 
 EVENT_INTENT_CAPTURED = "alto_intent_captured"
 CONFIRM_TIMEOUT_S = 60.0
@@ -93,7 +94,7 @@ class TurnContext:
     language: str
 
 
-class ActionOrgan:
+class ActOrgan:
     """The only part of Alto that knows Home Assistant services exist."""
 
     def __init__(
@@ -109,7 +110,7 @@ class ActionOrgan:
         timeout: float,
         tiers: Mapping[str, str],
     ) -> None:
-        """Bind to one config entry's client, model, model timeout and consent tiers."""
+        """Use `build`; bind to one entry's client, model, model timeout and consent tiers."""
         self._hass = hass
         self._entry_id = entry_id
         self.index = index
@@ -120,6 +121,28 @@ class ActionOrgan:
         self._timeout = timeout
         self._tiers = dict(tiers)
         self._pending: dict[str, _Pending] = {}
+
+    @classmethod
+    def build(
+        cls,
+        hass: HomeAssistant,
+        entry_id: str,
+        client: ollama.AsyncClient,
+        settings: AltoSettings,
+        index: ExposureIndex,
+    ) -> ActOrgan:
+        """The organ of an entry: its executor model, timeouts and consent tiers from `settings`."""
+        return cls(
+            hass,
+            entry_id=entry_id,
+            index=index,
+            client=client,
+            model=settings.action_model,
+            keep_alive=settings.keep_alive,
+            num_ctx=settings.num_ctx,
+            timeout=settings.request_timeout,
+            tiers=settings.consent,
+        )
 
     @callback
     def async_shutdown(self) -> None:

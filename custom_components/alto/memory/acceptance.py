@@ -19,13 +19,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.schemas import Schema, classification_schema
 from .parse import Classification, parse_classification, parse_statements
 from .pipeline import IntakeInput, plan_statements
 from .profile import CLASSIFICATION_INSTRUCTION, processor_digest
 from .prompts import Message, classification_messages
 from .reasons import Refusal
 from .records import UNKNOWN_ACTOR, Kind, TableEntry
-from ..model.schemas import Schema, classification_schema
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]
 

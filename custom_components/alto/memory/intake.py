@@ -52,6 +52,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..model.schemas import Schema
 from . import redaction
 from .journal import REDACT, REEMBED, Journal
 from .parse import Classification, parse_statements
@@ -81,7 +82,6 @@ from .prompts import Message
 from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
 from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, Mutation, Row
-from ..model.schemas import Schema
 from .store import MemoryStore
 
 CallModel = Callable[[list[Message], Schema], Awaitable[str]]

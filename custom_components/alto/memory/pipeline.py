@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..model.schemas import Schema, classification_schema, statement_schema
 from .corrections import build_table, stale_targets
 from .parse import Classification, Statements, parse_classification
 from .profile import CLASSIFICATION_INSTRUCTION, STATEMENT_INSTRUCTION
@@ -51,7 +52,6 @@ from .records import (
     visible_to,
 )
 from .references import Reference, select_references
-from ..model.schemas import Schema, classification_schema, statement_schema
 from .selection import quantize
 from .spans import admit_source, source_spans, span_texts
 

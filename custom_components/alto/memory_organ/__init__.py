@@ -1,1 +1,6 @@
-"""The memory organ's Home Assistant adapter: the store, the journal and their writers, reads and repair issues."""
+"""The memory organ's Home Assistant adapter.
+
+`organ.MemoryOrgan` is the façade the rest of the integration uses; its parts (writer, reads,
+embedding, interpretation, reports, freshness, damage, batching) live beside it. The pure organ
+is `memory/`.
+"""

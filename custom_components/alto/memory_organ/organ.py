@@ -39,14 +39,12 @@ from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util import dt as dt_util
 
-from . import freshness
 from ..const import DOMAIN, LOGGER
 from ..gpu.backend import CpuBackend, SelectionBackend, select_backend
 from ..memory import redaction, replay
 from ..memory.acceptance import run_acceptance
 from ..memory.checkpoint import Checkpoint
 from ..memory.journal import Damage, Journal
-from ..model.ollama_io import call_model_for
 from ..memory.pipeline import IntakeInput
 from ..memory.qualification import (
     Mode,
@@ -60,6 +58,9 @@ from ..memory.records import HOUSEHOLD, Kind, Row
 from ..memory.references import KIND_NAMES
 from ..memory.server import namespace
 from ..memory.store import MemoryStore, ServerCheck
+from ..model.ollama_io import call_model_for
+from ..settings import AltoSettings
+from . import freshness
 from .damage import report_journal_damage, report_server_mismatch
 from .embedding import Embedder
 from .interpretation import RETRY_FIRST_S, PendingInterpreter
@@ -76,7 +77,6 @@ from .reports import (
     log_refused_turn,
 )
 from .writer import MemoryWriter, load_selection
-from ..settings import AltoSettings
 
 __all__ = [
     "EVENT_ADMITTED",
@@ -134,7 +134,7 @@ class MemoryOrgan:
         table: QualificationTable,
         selection: SelectionBackend,
     ) -> None:
-        """Use `async_open` to build one."""
+        """Use `async_build` to build one."""
         self._hass = hass
         self._entry_id = entry_id
         self._client = client
@@ -175,7 +175,7 @@ class MemoryOrgan:
         )
 
     @classmethod
-    async def async_open(
+    async def async_build(
         cls, hass: HomeAssistant, entry_id: str, client: ollama.AsyncClient, settings: AltoSettings
     ) -> MemoryOrgan:
         """Open the store (embedded or server) and journal.

@@ -25,8 +25,8 @@ from ..memory.lexical import with_names
 from ..memory.pipeline import embedding_codes
 from ..memory.records import CURRENT, Row, visible_to
 from ..memory.store import MemoryStore
-from .embedding import Embedder, async_user_names
 from ..prompt import memory_block
+from .embedding import Embedder, async_user_names
 
 
 @callback

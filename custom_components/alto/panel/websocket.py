@@ -45,10 +45,9 @@ from ..memory.records import (
     visible_to,
 )
 from ..memory_organ.organ import MemoryOrgan, signal_memory_changed
-from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
 from ..reflect import Box, Observation, Synthesis
 from ..reflect.records import SYNTHESIS_FIELDS, valid_scope
-from ..reflect_organ.organ import ReflectionOrgan, scope_of, signal_reflection
+from ..reflect_organ.organ import ReflectOrgan, scope_of, signal_reflection
 from ..sensor import MODE_STATES
 
 # The services' own handlers: the panel allows exactly what they allow (see `_run_service`).
@@ -71,6 +70,7 @@ from ..services import (
     _async_remember,
     loaded_entry,
 )
+from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
 
 # The panel's own strings are the `common` keys with this prefix (translations/<lang>.json).
 STRING_PREFIX = "panel_"
@@ -221,7 +221,7 @@ def reflect_scopes(user_id: str) -> dict[str, str]:
     return scopes
 
 
-async def _read_reflections(reflection: ReflectionOrgan, viewer: str) -> Reflections:
+async def _read_reflections(reflection: ReflectOrgan, viewer: str) -> Reflections:
     """Each visible scope's inbox (every box) and latest synthesis.
 
     A scope whose journal cannot be read shows nothing (the view is still built).

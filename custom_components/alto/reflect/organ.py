@@ -34,9 +34,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..model.ollama_io import CallModel
 from ..memory.prompts import Message
 from ..memory.reasons import Reason, Refusal
+from ..model.ollama_io import CallModel
 from . import n1, reflection, synthesis
 from .config import ReflectConfig
 from .frame import frame_line

@@ -1,6 +1,6 @@
 """The reflect organ in Home Assistant: background passes between turns, and what they give back.
 
-`ReflectionOrgan` holds the pure `Reflector` (one journal per scope under the entry's storage
+`ReflectOrgan` holds the pure `Reflector` (one journal per scope under the entry's storage
 folder, blocking work in HA's executor) and its `PassRunner`, and is the one place a turn talks
 to them, through `turn()`:
 
@@ -48,11 +48,11 @@ from homeassistant.util import dt as dt_util
 from ..act_organ.organ import SpanOutcome
 from ..const import DOMAIN, LOGGER
 from ..history import BufferEntry
-from ..model.ollama_io import call_model_for
 from ..memory.prompts import Message
 from ..memory.records import HOUSEHOLD
-from ..model.schemas import Schema
 from ..memory_organ.organ import MemoryOrgan, storage_dir
+from ..model.ollama_io import call_model_for
+from ..model.schemas import Schema
 from ..prompt import noticing
 from ..reflect import (
     N1Report,
@@ -243,7 +243,7 @@ def synthesis_response(report: SynthesisReport) -> dict[str, Any]:
     }
 
 
-class ReflectionOrgan:
+class ReflectOrgan:
     """One entry's reflect organ, its pass queue, and what its entities and events show."""
 
     def __init__(
@@ -288,9 +288,9 @@ class ReflectionOrgan:
         hass: HomeAssistant,
         entry_id: str,
         client: ollama.AsyncClient,
-        memory: MemoryOrgan | None,
         settings: AltoSettings,
-    ) -> ReflectionOrgan:
+        memory: MemoryOrgan | None,
+    ) -> ReflectOrgan:
         """The organ of an entry, each pass calling its own model with the entry's num_ctx."""
         models = {
             kind: call_model_for(client, chosen.model, num_ctx=settings.num_ctx)
@@ -643,9 +643,9 @@ class ReflectionOrgan:
 
 
 class TurnReflector:
-    """The reflect organ as one turn sees it (from `ReflectionOrgan.turn`)."""
+    """The reflect organ as one turn sees it (from `ReflectOrgan.turn`)."""
 
-    def __init__(self, organ: ReflectionOrgan, scope: str) -> None:
+    def __init__(self, organ: ReflectOrgan, scope: str) -> None:
         """Bind to the speaker's scope (a user id that is no scope gets nothing)."""
         self._organ = organ
         self._scope = scope if valid_scope(scope) else None

@@ -1,1 +1,5 @@
-"""The Surfacer's Home Assistant adapter: one verified thought per turn, and erasing what the recorder kept of it."""
+"""The Surfacer's Home Assistant adapter.
+
+`organ.SurfaceOrgan` delivers one verified thought per turn; `recorded` erases what the
+recorder kept of the last thought sensor. The pure organ is `surface/`.
+"""

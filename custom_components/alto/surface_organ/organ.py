@@ -22,7 +22,6 @@ from ..const import DOMAIN, LOGGER
 from ..history import MAX_CONVERSATIONS, BufferEntry
 from ..memory.records import HOUSEHOLD
 from ..memory_organ.organ import MemoryOrgan
-from .recorded import HistoryEraser
 from ..settings import AltoSettings
 from ..surface.render import render_for
 from ..surface.store_view import StoreMemoryView
@@ -34,6 +33,7 @@ from ..surface.surfacer import (
     SurfacerOptions,
     build_surfacer,
 )
+from .recorded import HistoryEraser
 
 EVENT_THOUGHT = "alto_thought"
 KEY_LAST_THOUGHT = "last_thought"  # the last thought sensor's key
@@ -45,7 +45,7 @@ def signal_thought(entry_id: str) -> str:
 
 
 @dataclass(slots=True)
-class ThoughtOrgan:
+class SurfaceOrgan:
     """Builds the Surfacer for an entry and delivers what it verifies."""
 
     hass: HomeAssistant
@@ -66,9 +66,9 @@ class ThoughtOrgan:
         hass: HomeAssistant,
         entry_id: str,
         client: Any,
-        memory: MemoryOrgan | None,
         settings: AltoSettings,
-    ) -> ThoughtOrgan:
+        memory: MemoryOrgan | None,
+    ) -> SurfaceOrgan:
         """A no-op Surfacer when disabled or when the memory store is unavailable."""
         surfacer: Surfacer | NoopSurfacer = NoopSurfacer()
         if memory is not None and settings.surfacer_enabled:
