@@ -4,8 +4,8 @@ Both return exactly ``memory.selection.top_k``'s answer over the snapshot they w
 (``load``), restricted to the rows an ``allowed`` function of that snapshot selects when given.
 The CPU backend scores the memory state's own matrix in place (``memory.scoring``: onnxruntime's
 integer GEMM, numpy without it), so it keeps no copy of the codes. ``select_backend("auto", ...)``
-tries CUDA and degrades to the CPU with one warning line (Principle 4: a missing GPU never raises
-into a turn). PyCUDA is optional and imported only when CUDA is attempted.
+tries CUDA and degrades to the CPU with one warning line: a missing GPU never raises into a
+turn. PyCUDA is optional and imported only when CUDA is attempted.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ all on integers and ids, so the same store and utterance always give the same bl
    pool (cosine from the pool's lowest to its highest, BM25 from 0 to the pool's highest) and
    they are added, COSINE_WEIGHT to LEXICAL_WEIGHT, a convex combination compared exactly as
    integers; ties go to the newer row. Scores, not ranks, are fused: a rare asked word ("coat")
-   that one row holds lifts it by how far it stands out, where a rank fusion gave it only the
-   place a row holding a common name also gets. The lexical score reads who said a row beside
-   its quote, as the row's embedding does (`pipeline.said_by`): people speak of themselves as
-   "I" and are asked about by name.
+   that one row holds lifts it by how far it stands out, where a rank fusion would give it
+   only the place a row holding a common name also gets. The lexical score reads who said a row
+   beside its quote, as the row's embedding does (`pipeline.said_by`): people speak of
+   themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
    rows said before B) and they speak of the same thing (`shares_subject`): the content words
@@ -63,19 +63,17 @@ from .records import (
 )
 from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 
-# The fused score's parts, chosen on the recall bench's household, held-out and first fifteen
-# blind sets with two embedding models: from 4:1, 8:1 put the answer first more often on 6 of 17
-# sets and less on 3 with multilingual-e5-small, more on 12 and less on 1 with EmbeddingGemma
-# (where cosine alone did better still, and worse with e5). It costs blind 15 one question with a
-# non-fact in its top 3 with e5 (9 % -> 11 %, over that goal of 10 %).
+# The fused score's parts. Cosine carries meaning across paraphrase; the lexical part lifts a
+# rare asked word ("teacher" in "Who is Sofia's teacher?") that cosine alone ranks below a
+# question on the same topic. A heavier lexical part ranks by shared words over meaning, which
+# paraphrased questions lack. How the ratio was measured: docs/memory.md, "The weight".
 COSINE_WEIGHT = 8
 LEXICAL_WEIGHT = 1
 CONSIDERED = 48
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
 # Two rows share a subject when the words both hold carry this many bits together (the sum of
-# their IDFs over the pool): as rare as one row in 256. Chosen on the household set, where 7 to 9
-# bits meet its goals alike; fewer let common names join unrelated rows, more miss corrections that
-# repeat only their subject's name.
+# their IDFs over the pool): as rare as one row in 256. Fewer let common names join unrelated
+# rows; more miss corrections that repeat only their subject's name (docs/memory.md).
 SUBJECT_BITS = 8
 # Words that say a statement changes an earlier one: "the bus comes at 7:30 now", "moved to the
 # golf club", or keeps the rest of it ("same place", "still on Tuesdays").

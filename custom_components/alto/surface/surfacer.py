@@ -16,12 +16,12 @@
 Episode echo (the decision): a render whose content words, entity names aside, all occur in one
 earlier turn of the episode context (the trimmed turns the model saw) is dropped even when the
 memory licenses every word. Such a thought says nothing the conversation has not just said;
-handed to Integration as remembered, it would pass off what it has just heard as memory. (A render
-taking words from the episode that the fragment does not hold already fails the verifier as
-untraceable.) A turn older than the context is not read: the model never saw it, so a render
-matching it can only have come from the memory. The current utterance is not an episode turn for
-this check: a memory that answers it in its own words is recall, and words taken from the
-utterance alone are the verifier's "echo" mode.
+handed to the conversational model as remembered, it would pass off what it has just heard as
+memory. (A render taking words from the episode that the fragment does not hold already fails
+the verifier as untraceable.) A turn older than the context is not read: the model never saw
+it, so a render matching it can only have come from the memory. The current utterance is not an
+episode turn for this check: a memory that answers it in its own words is recall, and words
+taken from the utterance alone are the verifier's "echo" mode.
 
 Off the event loop: segmenting text is pure Python (about 20 µs a character), so cue matching and
 verification run through `run_blocking` (Home Assistant passes `hass.async_add_executor_job`; the
