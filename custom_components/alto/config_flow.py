@@ -17,13 +17,8 @@ from homeassistant.config_entries import (
 )
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import callback
-from homeassistant.data_entry_flow import section
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.selector import (
-    BooleanSelector,
-    NumberSelector,
-    NumberSelectorConfig,
-    NumberSelectorMode,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
@@ -32,52 +27,7 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
 )
 
-from .act.tiers import DEFAULT_TIERS, Tier
-from .const import (
-    CONF_ACTION_MODEL,
-    CONF_ASSISTANT_NAME,
-    CONF_BREATHER,
-    CONF_CHROMA_CA_FILE,
-    CONF_CHROMA_HOST,
-    CONF_CHROMA_PORT,
-    CONF_CHROMA_TLS,
-    CONF_CHROMA_TOKEN,
-    CONF_CONSENT,
-    CONF_EMBEDDING_MODEL,
-    CONF_GPU,
-    CONF_KEEP_ALIVE,
-    CONF_MAX_HISTORY,
-    CONF_MAX_MEMORIES,
-    CONF_MEMORY_MODE,
-    CONF_MODEL,
-    CONF_N1_ENABLED,
-    CONF_N1_MODEL,
-    CONF_NUM_CTX,
-    CONF_PLAIN_REPLY_FALLBACK,
-    CONF_PROMPT,
-    CONF_REFLECT,
-    CONF_REFLECTION_ENABLED,
-    CONF_REFLECTION_INTERVAL,
-    CONF_REFLECTION_MODEL,
-    CONF_REPLY_CHANNEL,
-    CONF_REQUEST_TIMEOUT,
-    CONF_SURFACER_ENABLED,
-    CONF_SURFACER_MODEL,
-    CONF_SURFACER_RECALL,
-    CONF_SURFACER_WAIT,
-    CONF_SYNTHESIS_ENABLED,
-    CONF_SYNTHESIS_INTERVAL,
-    CONF_SYNTHESIS_MODEL,
-    CONF_URL,
-    DOMAIN,
-    LOGGER,
-    MAX_MAX_HISTORY,
-    MAX_MAX_MEMORIES,
-    MAX_NUM_CTX,
-    MIN_MAX_MEMORIES,
-    MIN_NUM_CTX,
-    PROBE_TIMEOUT,
-)
+from .const import CONF_URL, DOMAIN, LOGGER, PROBE_TIMEOUT
 from .memory.instructions import bare_name
 from .memory.server import ServerError, probe
 from .model.ollama_io import embed_for
@@ -90,15 +40,16 @@ from .model_client import (
     model_capabilities,
     normalize_url,
 )
-from .settings import AltoSettings, ReplyChannel
+from .options import EMBEDDING_MODEL, MODEL_FIELDS, Capability, ServedModel, options_schema
+from .settings import AltoSettings
 
 if TYPE_CHECKING:
     from .coordinator import AltoConfigEntry
 
 DEFAULT_URL = "http://127.0.0.1:11434"
-CHAT = "completion"  # Ollama's capability names
-EMBED = "embedding"
 TITLE = "Alto"
+# The error of a model field holding a model that cannot do what the field needs.
+UNABLE = {Capability.CHAT: "not_a_chat_model", Capability.EMBED: "not_an_embedding_model"}
 
 
 type Capabilities = dict[str, frozenset[str]]
@@ -184,8 +135,8 @@ def _able(capabilities: frozenset[str], needed: str) -> bool:
 def _recommended(name: str) -> bool:
     """Whether `name` ("namespace/name:tag") is EmbeddingGemma.
 
-    Of the embedding models measured on the recall bench (README, *Which embedding model*) it
-    put the answer first most often, on every set.
+    Of the embedding models measured on the recall bench (docs/memory.md, *Which embedding
+    model*) it put the answer first most often, on every set.
     """
     return bare_name(name).startswith("embeddinggemma")
 
@@ -193,50 +144,39 @@ def _recommended(name: str) -> bool:
 def _models_schema(models: Capabilities, current: Mapping[str, Any]) -> probatio.Schema:
     """Every served model in each list.
 
-    The defaults are the current choice, else the first model able to chat (for the chat model)
-    or to embed (for the embedding model: EmbeddingGemma first when the server has it).
+    The defaults are the current choice, else, for a required model, the first model able to do
+    its job (for the embedding model: EmbeddingGemma first when the server has it).
     """
     names = sorted(models)
     select = SelectSelector(
         SelectSelectorConfig(options=names, mode=SelectSelectorMode.DROPDOWN, sort=True)
     )
 
-    def default(key: str, needed: str) -> dict[str, Any]:
-        if (value := current.get(key)) in models:
-            return {"default": value}
+    def marker(option: ServedModel) -> probatio.Marker:
+        if not option.required:
+            chosen = current.get(option.key)
+            return probatio.Optional(option.key, **({"default": chosen} if chosen else {}))
+        if (value := current.get(option.key)) in models:
+            return probatio.Required(option.key, default=value)
+        needed = option.needs
         able = [n for n in names if needed in models[n]] or [
             n for n in names if _able(models[n], needed)
         ]
-        if needed == EMBED:
+        if needed is Capability.EMBED:
             able.sort(key=lambda name: not _recommended(name))  # stable: by name otherwise
-        return {"default": (able or names)[0]}
+        return probatio.Required(option.key, default=(able or names)[0])
 
-    return probatio.Schema(
-        {
-            probatio.Required(CONF_MODEL, **default(CONF_MODEL, CHAT)): select,
-            probatio.Required(CONF_EMBEDDING_MODEL, **default(CONF_EMBEDDING_MODEL, EMBED)): (
-                select
-            ),
-            probatio.Optional(CONF_ACTION_MODEL, **_current(current, CONF_ACTION_MODEL)): select,
-        }
-    )
-
-
-def _current(current: Mapping[str, Any], key: str) -> dict[str, Any]:
-    return {"default": current[key]} if current.get(key) else {}
+    return probatio.Schema({marker(option): select for option in MODEL_FIELDS})
 
 
 def _model_errors(choice: Mapping[str, Any], models: Capabilities) -> dict[str, str]:
     """A model that cannot do its job: an embedding-only model for chat, and the reverse."""
-    errors = {}
-    for key, needed, error in (
-        (CONF_MODEL, CHAT, "not_a_chat_model"),
-        (CONF_ACTION_MODEL, CHAT, "not_a_chat_model"),
-        (CONF_EMBEDDING_MODEL, EMBED, "not_an_embedding_model"),
-    ):
-        if (name := choice.get(key)) and not _able(models.get(name, frozenset()), needed):
-            errors[key] = error
-    return errors
+    return {
+        option.key: UNABLE[option.needs]
+        for option in MODEL_FIELDS
+        if (name := choice.get(option.key))
+        and not _able(models.get(name, frozenset()), option.needs)
+    }
 
 
 class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
@@ -324,8 +264,8 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
                 errors=errors,
             )
         data = {**self._connection, **user_input}
-        model = user_input[CONF_EMBEDDING_MODEL]
-        held = _stored_size(entry) if model != entry.data.get(CONF_EMBEDDING_MODEL) else None
+        model = user_input[EMBEDDING_MODEL.key]
+        held = _stored_size(entry) if model != entry.data.get(EMBEDDING_MODEL.key) else None
         if held is not None:
             size = await _embedding_size(
                 self._connection[CONF_URL], self._connection.get(CONF_API_KEY), model
@@ -384,149 +324,6 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
         return AltoOptionsFlow()
 
 
-def _number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
-    return NumberSelector(
-        NumberSelectorConfig(min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX)
-    )
-
-
-def _consent_schema(current: Mapping[str, str]) -> probatio.Schema:
-    """One tier selector per domain the action organ can touch."""
-    tier = SelectSelector(
-        SelectSelectorConfig(
-            options=[t.value for t in Tier], translation_key="tier", mode=SelectSelectorMode.LIST
-        )
-    )
-    return probatio.Schema(
-        {
-            probatio.Required(domain, default=current.get(domain, default.value)): tier
-            for domain, default in DEFAULT_TIERS.items()
-        }
-    )
-
-
-def _suggested(options: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """The option as typed, for a field whose empty value means something (none, the chat model).
-
-    Not a default: the settings would show what an empty field resolves to, and saving the form
-    would then store it.
-    """
-    return {"description": {"suggested_value": options.get(key)}}
-
-
-def _reflect_schema(settings: AltoSettings, chosen: Mapping[str, Any]) -> probatio.Schema:
-    """Each background pass on or off, its interval and model (empty: the chat model).
-
-    Also the breather after a turn before any of them starts.
-    """
-
-    def model(key: str) -> dict[probatio.Marker, Any]:
-        return {probatio.Optional(key, **_suggested(chosen, key)): TextSelector()}
-
-    return probatio.Schema(
-        {
-            probatio.Required(CONF_N1_ENABLED, default=settings.n1.enabled): BooleanSelector(),
-            **model(CONF_N1_MODEL),
-            probatio.Required(
-                CONF_REFLECTION_ENABLED, default=settings.reflection.enabled
-            ): BooleanSelector(),
-            probatio.Required(
-                CONF_REFLECTION_INTERVAL, default=settings.reflection_interval
-            ): _number(5, 500),
-            **model(CONF_REFLECTION_MODEL),
-            probatio.Required(
-                CONF_SYNTHESIS_ENABLED, default=settings.synthesis.enabled
-            ): BooleanSelector(),
-            probatio.Required(
-                CONF_SYNTHESIS_INTERVAL, default=settings.synthesis_interval
-            ): _number(10, 1000),
-            **model(CONF_SYNTHESIS_MODEL),
-            probatio.Required(CONF_BREATHER, default=settings.breather): _number(0, 60, 0.5),
-        }
-    )
-
-
-def _options_schema(settings: AltoSettings, options: Mapping[str, Any]) -> probatio.Schema:
-    """Every option, each defaulting to its current setting (`AltoSettings` holds the defaults)."""
-    return probatio.Schema(
-        {
-            probatio.Optional(CONF_PROMPT, default=settings.prompt): TextSelector(
-                TextSelectorConfig(multiline=True)
-            ),
-            probatio.Optional(CONF_ASSISTANT_NAME, **_suggested(options, CONF_ASSISTANT_NAME)): (
-                TextSelector()
-            ),
-            probatio.Optional(CONF_MAX_HISTORY, default=settings.max_history): _number(
-                0, MAX_MAX_HISTORY
-            ),
-            probatio.Optional(CONF_NUM_CTX, default=settings.num_ctx): _number(
-                MIN_NUM_CTX, MAX_NUM_CTX, 1024
-            ),
-            probatio.Optional(CONF_KEEP_ALIVE, default=settings.keep_alive_s): _number(-1, 86400),
-            probatio.Optional(CONF_REQUEST_TIMEOUT, default=settings.request_timeout): _number(
-                5, 600
-            ),
-            probatio.Optional(CONF_REPLY_CHANNEL, default=settings.reply_channel_option): (
-                SelectSelector(
-                    SelectSelectorConfig(
-                        options=["auto", *(c.value for c in ReplyChannel)],
-                        translation_key="reply_channel",
-                        mode=SelectSelectorMode.LIST,
-                    )
-                )
-            ),
-            probatio.Optional(
-                CONF_PLAIN_REPLY_FALLBACK, default=settings.plain_reply_fallback
-            ): BooleanSelector(),
-            probatio.Optional(CONF_MEMORY_MODE, default=str(settings.memory_mode)): SelectSelector(
-                SelectSelectorConfig(
-                    options=["0", "1", "2"],
-                    translation_key="memory_mode",
-                    mode=SelectSelectorMode.LIST,
-                )
-            ),
-            probatio.Optional(CONF_CHROMA_HOST, **_suggested(options, CONF_CHROMA_HOST)): (
-                TextSelector()
-            ),
-            probatio.Optional(CONF_CHROMA_PORT, default=settings.chroma_port): _number(1, 65535),
-            probatio.Optional(CONF_CHROMA_TOKEN, **_suggested(options, CONF_CHROMA_TOKEN)): (
-                TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
-            ),
-            probatio.Optional(CONF_CHROMA_TLS, default=settings.chroma_tls): BooleanSelector(),
-            probatio.Optional(CONF_CHROMA_CA_FILE, **_suggested(options, CONF_CHROMA_CA_FILE)): (
-                TextSelector()
-            ),
-            probatio.Optional(CONF_MAX_MEMORIES, default=settings.max_memories): _number(
-                MIN_MAX_MEMORIES, MAX_MAX_MEMORIES
-            ),
-            probatio.Optional(
-                CONF_SURFACER_ENABLED, default=settings.surfacer_enabled
-            ): BooleanSelector(),
-            probatio.Optional(
-                CONF_SURFACER_RECALL, default=settings.surfacer_recall
-            ): BooleanSelector(),
-            probatio.Optional(CONF_SURFACER_WAIT, default=settings.surfacer_wait): _number(
-                0, 10, 0.1
-            ),
-            probatio.Optional(CONF_SURFACER_MODEL, **_suggested(options, CONF_SURFACER_MODEL)): (
-                TextSelector()
-            ),
-            probatio.Optional(CONF_GPU, default=settings.gpu): SelectSelector(
-                SelectSelectorConfig(
-                    options=["auto", "off"], translation_key="gpu", mode=SelectSelectorMode.LIST
-                )
-            ),
-            probatio.Required(CONF_CONSENT): section(
-                _consent_schema(settings.consent), {"collapsed": True}
-            ),
-            # Optional, so a form sent without the section keeps every pass's current setting.
-            probatio.Optional(CONF_REFLECT, default={}): section(
-                _reflect_schema(settings, options.get(CONF_REFLECT) or {}), {"collapsed": True}
-            ),
-        }
-    )
-
-
 class AltoOptionsFlow(OptionsFlow):
     """Every option in one form; consent tiers and the background passes in their sections."""
 
@@ -545,7 +342,7 @@ class AltoOptionsFlow(OptionsFlow):
                 errors["base"] = f"chroma_{err.reason}"
             else:
                 return self.async_create_entry(data=user_input)
-        schema = _options_schema(AltoSettings.from_entry(entry), entry.options)
+        schema = options_schema({**entry.data, **entry.options})
         if user_input is not None:
             schema = self.add_suggested_values_to_schema(schema, user_input)
         return self.async_show_form(step_id="init", data_schema=schema, errors=errors)

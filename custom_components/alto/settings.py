@@ -7,77 +7,16 @@ setup is always current; nothing else reads `entry.data` or `entry.options` for 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_API_KEY
 
-from .const import (
-    CONF_ACTION_MODEL,
-    CONF_ASSISTANT_NAME,
-    CONF_BREATHER,
-    CONF_CHROMA_CA_FILE,
-    CONF_CHROMA_HOST,
-    CONF_CHROMA_PORT,
-    CONF_CHROMA_TLS,
-    CONF_CHROMA_TOKEN,
-    CONF_CONSENT,
-    CONF_EMBEDDING_MODEL,
-    CONF_GPU,
-    CONF_KEEP_ALIVE,
-    CONF_MAX_HISTORY,
-    CONF_MAX_MEMORIES,
-    CONF_MEMORY_MODE,
-    CONF_MODEL,
-    CONF_N1_ENABLED,
-    CONF_N1_MODEL,
-    CONF_NUM_CTX,
-    CONF_PLAIN_REPLY_FALLBACK,
-    CONF_PROMPT,
-    CONF_REFLECT,
-    CONF_REFLECTION_ENABLED,
-    CONF_REFLECTION_INTERVAL,
-    CONF_REFLECTION_MODEL,
-    CONF_REPLY_CHANNEL,
-    CONF_REQUEST_TIMEOUT,
-    CONF_SURFACER_ENABLED,
-    CONF_SURFACER_MODEL,
-    CONF_SURFACER_RECALL,
-    CONF_SURFACER_WAIT,
-    CONF_SYNTHESIS_ENABLED,
-    CONF_SYNTHESIS_INTERVAL,
-    CONF_SYNTHESIS_MODEL,
-    CONF_URL,
-    DEFAULT_BREATHER,
-    DEFAULT_CHROMA_PORT,
-    DEFAULT_CHROMA_TLS,
-    DEFAULT_GPU,
-    DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_HISTORY,
-    DEFAULT_MAX_MEMORIES,
-    DEFAULT_MEMORY_MODE,
-    DEFAULT_NUM_CTX,
-    DEFAULT_PASS_ENABLED,
-    DEFAULT_PLAIN_REPLY_FALLBACK,
-    DEFAULT_PROMPT,
-    DEFAULT_REFLECTION_INTERVAL,
-    DEFAULT_REPLY_CHANNEL,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_SURFACER_ENABLED,
-    DEFAULT_SURFACER_RECALL,
-    DEFAULT_SURFACER_WAIT,
-    DEFAULT_SYNTHESIS_INTERVAL,
-)
+from . import options as opt
+from .const import CONF_URL
 from .memory.server import ChromaServer
-
-
-class ReplyChannel(StrEnum):
-    """How the conversational model separates speech, actions and thought."""
-
-    JSON = "json"  # a constrained JSON answer (Ollama `format`): holds for any model
-    MARKERS = "markers"  # ¦speech¦ and ¤action¤ marks the model is asked to write
+from .options import ReplyChannel
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,39 +32,39 @@ class AltoSettings:
     """Everything configurable about one entry; defaults where an option was never set."""
 
     url: str
-    api_key: str | None = None
+    api_key: str | None
     model: str
     embedding_model: str
     action_model: str  # the chat model unless one is chosen
     surfacer_model: str  # the chat model unless one is chosen
-    prompt: str = DEFAULT_PROMPT
-    assistant_name: str | None = None
-    max_history: int = DEFAULT_MAX_HISTORY
-    num_ctx: int = DEFAULT_NUM_CTX
-    keep_alive_s: int = DEFAULT_KEEP_ALIVE
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
-    plain_reply_fallback: bool = DEFAULT_PLAIN_REPLY_FALLBACK
-    memory_mode: int = DEFAULT_MEMORY_MODE
-    chroma_host: str | None = None
-    chroma_port: int = DEFAULT_CHROMA_PORT
-    chroma_token: str | None = None
-    chroma_tls: bool = DEFAULT_CHROMA_TLS
-    chroma_ca_file: str | None = None  # as typed: relative to the config folder, or absolute
-    max_memories: int = DEFAULT_MAX_MEMORIES
-    gpu: str = DEFAULT_GPU
-    surfacer_enabled: bool = DEFAULT_SURFACER_ENABLED
-    surfacer_recall: bool = DEFAULT_SURFACER_RECALL
-    surfacer_wait: float = DEFAULT_SURFACER_WAIT
-    consent: Mapping[str, str] = field(default_factory=dict)
-    reply_channel_option: str = DEFAULT_REPLY_CHANNEL  # as chosen: "auto", "json" or "markers"
+    prompt: str
+    assistant_name: str | None
+    max_history: int
+    num_ctx: int
+    keep_alive_s: int
+    request_timeout: float
+    plain_reply_fallback: bool
+    memory_mode: int  # 0 explicit only, 1 source text, 2 automatic
+    chroma_host: str | None  # None: the embedded store under the config folder
+    chroma_port: int
+    chroma_token: str | None  # sent as a bearer token and as X-Chroma-Token
+    chroma_tls: bool  # https, the certificate always verified
+    chroma_ca_file: str | None  # as typed: relative to the config folder, or absolute
+    max_memories: int  # stored memories per entry, every scope together
+    gpu: str  # "auto": CUDA through PyCUDA when present, else the CPU; "off": the CPU
+    surfacer_enabled: bool
+    surfacer_recall: bool  # add semantic recall to the named cues
+    surfacer_wait: float  # seconds the reply waits for a thought
+    consent: Mapping[str, str]  # {domain: tier} overrides of the default consent tiers
+    reply_channel_option: str  # as chosen: "auto", "json" or "markers"
     # The reflect organ's passes (section `reflect` of the options). A disabled pass is never
     # started in the background; its service still runs it on demand.
     n1: PassSettings
     reflection: PassSettings
     synthesis: PassSettings
-    reflection_interval: int = DEFAULT_REFLECTION_INTERVAL
-    synthesis_interval: int = DEFAULT_SYNTHESIS_INTERVAL
-    breather: float = DEFAULT_BREATHER
+    reflection_interval: int  # user messages of a scope
+    synthesis_interval: int  # user messages of a scope
+    breather: float  # seconds after a turn before a background pass starts
 
     @property
     def keep_alive(self) -> str:
@@ -164,53 +103,44 @@ class AltoSettings:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> AltoSettings:
-        """The settings in a mapping of config keys (the options flow's numbers are floats)."""
-        model = str(values[CONF_MODEL])
-        reflect: Mapping[str, Any] = values.get(CONF_REFLECT) or {}
+        """The settings in a mapping of config keys; the defaults are the options table's."""
+        model = str(values[opt.MODEL.key])
+        reflect = opt.REFLECT.read(values)
 
-        def one_pass(enabled: str, chosen: str) -> PassSettings:
-            return PassSettings(
-                enabled=bool(reflect.get(enabled, DEFAULT_PASS_ENABLED)),
-                model=str(reflect.get(chosen) or model),
-            )
+        def one_pass(enabled: opt.Toggle, chosen: opt.Blank) -> PassSettings:
+            return PassSettings(enabled=enabled.read(reflect), model=chosen.read(reflect) or model)
 
         return cls(
             url=str(values[CONF_URL]),
             api_key=values.get(CONF_API_KEY) or None,
             model=model,
-            embedding_model=str(values[CONF_EMBEDDING_MODEL]),
-            action_model=str(values.get(CONF_ACTION_MODEL) or model),
-            surfacer_model=str(values.get(CONF_SURFACER_MODEL) or model),
-            prompt=str(values.get(CONF_PROMPT, DEFAULT_PROMPT)),
-            assistant_name=values.get(CONF_ASSISTANT_NAME) or None,
-            max_history=int(values.get(CONF_MAX_HISTORY, DEFAULT_MAX_HISTORY)),
-            num_ctx=int(values.get(CONF_NUM_CTX, DEFAULT_NUM_CTX)),
-            keep_alive_s=int(values.get(CONF_KEEP_ALIVE, DEFAULT_KEEP_ALIVE)),
-            request_timeout=float(values.get(CONF_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)),
-            plain_reply_fallback=bool(
-                values.get(CONF_PLAIN_REPLY_FALLBACK, DEFAULT_PLAIN_REPLY_FALLBACK)
-            ),
-            memory_mode=int(values.get(CONF_MEMORY_MODE, DEFAULT_MEMORY_MODE)),
-            chroma_host=values.get(CONF_CHROMA_HOST) or None,
-            chroma_port=int(values.get(CONF_CHROMA_PORT) or DEFAULT_CHROMA_PORT),
-            chroma_token=values.get(CONF_CHROMA_TOKEN) or None,
-            chroma_tls=bool(values.get(CONF_CHROMA_TLS, DEFAULT_CHROMA_TLS)),
-            chroma_ca_file=values.get(CONF_CHROMA_CA_FILE) or None,
-            max_memories=int(values.get(CONF_MAX_MEMORIES) or DEFAULT_MAX_MEMORIES),
-            gpu=str(values.get(CONF_GPU, DEFAULT_GPU)),
-            surfacer_enabled=bool(values.get(CONF_SURFACER_ENABLED, DEFAULT_SURFACER_ENABLED)),
-            surfacer_recall=bool(values.get(CONF_SURFACER_RECALL, DEFAULT_SURFACER_RECALL)),
-            surfacer_wait=float(values.get(CONF_SURFACER_WAIT, DEFAULT_SURFACER_WAIT)),
-            consent=dict(values.get(CONF_CONSENT) or {}),
-            reply_channel_option=str(values.get(CONF_REPLY_CHANNEL, DEFAULT_REPLY_CHANNEL)),
-            n1=one_pass(CONF_N1_ENABLED, CONF_N1_MODEL),
-            reflection=one_pass(CONF_REFLECTION_ENABLED, CONF_REFLECTION_MODEL),
-            synthesis=one_pass(CONF_SYNTHESIS_ENABLED, CONF_SYNTHESIS_MODEL),
-            reflection_interval=int(
-                reflect.get(CONF_REFLECTION_INTERVAL, DEFAULT_REFLECTION_INTERVAL)
-            ),
-            synthesis_interval=int(
-                reflect.get(CONF_SYNTHESIS_INTERVAL, DEFAULT_SYNTHESIS_INTERVAL)
-            ),
-            breather=float(reflect.get(CONF_BREATHER, DEFAULT_BREATHER)),
+            embedding_model=str(values[opt.EMBEDDING_MODEL.key]),
+            action_model=str(values.get(opt.ACTION_MODEL.key) or model),
+            surfacer_model=opt.SURFACER_MODEL.read(values) or model,
+            prompt=opt.PROMPT.read(values),
+            assistant_name=opt.ASSISTANT_NAME.read(values),
+            max_history=opt.MAX_HISTORY.read(values),
+            num_ctx=opt.NUM_CTX.read(values),
+            keep_alive_s=opt.KEEP_ALIVE.read(values),
+            request_timeout=opt.REQUEST_TIMEOUT.read(values),
+            plain_reply_fallback=opt.PLAIN_REPLY_FALLBACK.read(values),
+            memory_mode=int(opt.MEMORY_MODE.read(values)),
+            chroma_host=opt.CHROMA_HOST.read(values),
+            chroma_port=opt.CHROMA_PORT.read(values),
+            chroma_token=opt.CHROMA_TOKEN.read(values),
+            chroma_tls=opt.CHROMA_TLS.read(values),
+            chroma_ca_file=opt.CHROMA_CA_FILE.read(values),
+            max_memories=opt.MAX_MEMORIES.read(values),
+            gpu=opt.GPU.read(values),
+            surfacer_enabled=opt.SURFACER_ENABLED.read(values),
+            surfacer_recall=opt.SURFACER_RECALL.read(values),
+            surfacer_wait=opt.SURFACER_WAIT.read(values),
+            consent=opt.CONSENT.read(values),
+            reply_channel_option=opt.REPLY_CHANNEL.read(values),
+            n1=one_pass(opt.N1_ENABLED, opt.N1_MODEL),
+            reflection=one_pass(opt.REFLECTION_ENABLED, opt.REFLECTION_MODEL),
+            synthesis=one_pass(opt.SYNTHESIS_ENABLED, opt.SYNTHESIS_MODEL),
+            reflection_interval=opt.REFLECTION_INTERVAL.read(reflect),
+            synthesis_interval=opt.SYNTHESIS_INTERVAL.read(reflect),
+            breather=opt.BREATHER.read(reflect),
         )

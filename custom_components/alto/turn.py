@@ -39,9 +39,10 @@ from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
 from .model_client import REPLY_TOKENS, ModelFailure, classify_failure
+from .options import ReplyChannel
 from .prompt import device_states, situation, system_prompt
 from .reflect_organ.organ import TurnReflection, TurnReflector
-from .settings import AltoSettings, ReplyChannel
+from .settings import AltoSettings
 
 type Messages = list[dict[str, str]]
 

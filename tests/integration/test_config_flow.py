@@ -13,13 +13,12 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.act.tiers import DEFAULT_TIERS
-from custom_components.alto.const import (
-    CONF_ACTION_MODEL,
-    CONF_EMBEDDING_MODEL,
-    CONF_MODEL,
-    CONF_PLAIN_REPLY_FALLBACK,
-    CONF_URL,
-    DOMAIN,
+from custom_components.alto.const import CONF_URL, DOMAIN
+from custom_components.alto.options import (
+    ACTION_MODEL,
+    EMBEDDING_MODEL,
+    MODEL,
+    PLAIN_REPLY_FALLBACK,
 )
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
@@ -46,16 +45,16 @@ async def test_user_flow_creates_entry(hass: HomeAssistant, fake_ollama: FakeOll
     assert ("/api/tags", {}) in fake_ollama.requests
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
-        {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL, CONF_ACTION_MODEL: CHAT_MODEL},
+        {MODEL.key: CHAT_MODEL, EMBEDDING_MODEL.key: EMBED_MODEL, ACTION_MODEL.key: CHAT_MODEL},
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Alto"
     assert result["data"] == {
         CONF_URL: fake_ollama.url,
-        CONF_MODEL: CHAT_MODEL,
-        CONF_EMBEDDING_MODEL: EMBED_MODEL,
-        CONF_ACTION_MODEL: CHAT_MODEL,
+        MODEL.key: CHAT_MODEL,
+        EMBEDDING_MODEL.key: EMBED_MODEL,
+        ACTION_MODEL.key: CHAT_MODEL,
     }
     assert hass.states.get(AGENT) is not None
 
@@ -69,11 +68,11 @@ async def test_second_entry_gets_its_own_title(
     )
     result = await start_user_flow(hass, fake_ollama.url)
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
+        result["flow_id"], {MODEL.key: CHAT_MODEL, EMBEDDING_MODEL.key: EMBED_MODEL}
     )
     # The host only: user info in a URL must never become entity names.
     assert result["title"] == f"Alto (127.0.0.1:{fake_ollama.port})"
-    assert CONF_ACTION_MODEL not in result["data"]
+    assert ACTION_MODEL.key not in result["data"]
 
 
 async def test_cannot_connect_then_recovers(hass: HomeAssistant, fake_ollama: FakeOllama) -> None:
@@ -137,17 +136,17 @@ async def test_reconfigure(
     assert result["step_id"] == "reconfigure_models"
     # An embedding-only model cannot chat (Ollama's /api/show says so): a clear error.
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_MODEL: EMBED_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL}
+        result["flow_id"], {MODEL.key: EMBED_MODEL, EMBEDDING_MODEL.key: EMBED_MODEL}
     )
-    assert result["errors"] == {CONF_MODEL: "not_a_chat_model"}
+    assert result["errors"] == {MODEL.key: "not_a_chat_model"}
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
-        {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: EMBED_MODEL, CONF_ACTION_MODEL: CHAT_MODEL},
+        {MODEL.key: CHAT_MODEL, EMBEDDING_MODEL.key: EMBED_MODEL, ACTION_MODEL.key: CHAT_MODEL},
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
-    assert entry.data[CONF_ACTION_MODEL] == CHAT_MODEL
+    assert entry.data[ACTION_MODEL.key] == CHAT_MODEL
 
 
 async def reconfigure_models(
@@ -158,7 +157,7 @@ async def reconfigure_models(
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {CONF_URL: url})
     assert result["step_id"] == "reconfigure_models"
     return await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_MODEL: CHAT_MODEL, CONF_EMBEDDING_MODEL: embedding_model}
+        result["flow_id"], {MODEL.key: CHAT_MODEL, EMBEDDING_MODEL.key: embedding_model}
     )
 
 
@@ -177,11 +176,11 @@ async def test_reconfigure_to_an_embedding_model_of_another_size_asks_first(
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "reconfigure_resize"
     assert result["description_placeholders"] == {"model_size": "32", "store_size": "64"}
-    assert setup_alto.data[CONF_EMBEDDING_MODEL] == EMBED_MODEL
+    assert setup_alto.data[EMBEDDING_MODEL.key] == EMBED_MODEL
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {})
     await hass.async_block_till_done(wait_background_tasks=True)
     assert result["reason"] == "reconfigure_successful"
-    assert setup_alto.data[CONF_EMBEDDING_MODEL] == OTHER_EMBED_MODEL
+    assert setup_alto.data[EMBEDDING_MODEL.key] == OTHER_EMBED_MODEL
     issue = f"memories_embedded_otherwise_{setup_alto.entry_id}"
     found = ir.async_get(hass).async_get_issue(DOMAIN, issue)
     assert found is not None
@@ -207,7 +206,7 @@ async def test_reconfigure_to_a_model_of_the_stored_size_needs_no_confirmation(
     result = await reconfigure_models(hass, setup_alto, fake_ollama.url, OTHER_EMBED_MODEL)
     await hass.async_block_till_done()
     assert result["reason"] == "reconfigure_successful"
-    assert setup_alto.data[CONF_EMBEDDING_MODEL] == OTHER_EMBED_MODEL
+    assert setup_alto.data[EMBEDDING_MODEL.key] == OTHER_EMBED_MODEL
     assert quotes(await recall(hass, "spare key")) == ["The spare key is under the blue pot."]
 
 
@@ -263,14 +262,14 @@ async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) ->
             "num_ctx": 4096,
             "keep_alive": 300,
             "request_timeout": 30,
-            CONF_PLAIN_REPLY_FALLBACK: False,
+            PLAIN_REPLY_FALLBACK.key: False,
             "consent": {**DEFAULT_TIERS, "light": "confirm_first"},
         },
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert setup_alto.options["assistant_name"] == "Pip"
-    assert setup_alto.options[CONF_PLAIN_REPLY_FALLBACK] is False
+    assert setup_alto.options[PLAIN_REPLY_FALLBACK.key] is False
     assert setup_alto.options["consent"]["light"] == "confirm_first"
     assert setup_alto.options["consent"]["lock"] == "confirm_first"
 
@@ -303,13 +302,13 @@ async def test_models_are_offered_by_capability(
     fake_ollama.models = ["all-minilm-embed:latest", "a-small-chat:latest", "zz-chat:latest"]
     result = await start_user_flow(hass, fake_ollama.url)
     defaults = form_defaults(result)
-    assert defaults[CONF_MODEL] == "a-small-chat:latest"
-    assert defaults[CONF_EMBEDDING_MODEL] == "all-minilm-embed:latest"
+    assert defaults[MODEL.key] == "a-small-chat:latest"
+    assert defaults[EMBEDDING_MODEL.key] == "all-minilm-embed:latest"
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
-        {CONF_MODEL: "a-small-chat:latest", CONF_EMBEDDING_MODEL: "zz-chat:latest"},
+        {MODEL.key: "a-small-chat:latest", EMBEDDING_MODEL.key: "zz-chat:latest"},
     )
-    assert result["errors"] == {CONF_EMBEDDING_MODEL: "not_an_embedding_model"}
+    assert result["errors"] == {EMBEDDING_MODEL.key: "not_an_embedding_model"}
 
 
 async def test_embeddinggemma_is_the_default_embedding_model_when_served(
@@ -324,5 +323,5 @@ async def test_embeddinggemma_is_the_default_embedding_model_when_served(
     ]
     result = await start_user_flow(hass, fake_ollama.url)
     defaults = form_defaults(result)
-    assert defaults[CONF_EMBEDDING_MODEL] == "library/embeddinggemma:300m"
-    assert defaults[CONF_MODEL] == "a-small-chat:latest"
+    assert defaults[EMBEDDING_MODEL.key] == "library/embeddinggemma:300m"
+    assert defaults[MODEL.key] == "a-small-chat:latest"
