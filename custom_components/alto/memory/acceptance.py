@@ -15,19 +15,17 @@ processor on these cases; it does not prove any future label correct.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.calls import CallModel, Message
 from ..model.schemas import Schema, classification_schema
 from .parse import Classification, parse_classification, parse_statements
 from .pipeline import IntakeInput, plan_statements
 from .profile import CLASSIFICATION_INSTRUCTION, processor_digest
-from .prompts import Message, classification_messages
+from .prompts import classification_messages
 from .reasons import Refusal
 from .records import UNKNOWN_ACTOR, Kind, TableEntry
-
-CallModel = Callable[[list[Message], Schema], Awaitable[str]]
 
 S, R = "statement", "request"
 ASSERT = (3, 0)

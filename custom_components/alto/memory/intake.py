@@ -23,7 +23,7 @@ final, which `refuse` journals so the source is not tried again.
    call 2 per input with accepted statements, strict parse; one `embed` call for every quote;
 5. `pipeline.assemble` (duplicate/stale targets, stale required references), journal, store.
 
-Callables (the HA layer adapts Ollama to them, see `ollama_io`):
+Callables (the HA layer adapts Ollama to them, see `model.ollama_io`):
 ``call_model(messages, schema) -> str`` returns the complete raw response of one chat call
 (temperature 0, `format=schema`); ``embed(texts) -> list[list[float]]`` one vector per text.
 Both may raise; that refuses the batch. ``run_blocking(fn) -> awaitable`` runs blocking work:
@@ -52,6 +52,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..model.calls import CallModel, Embed, Message
+from ..model.digest import normalize_digest
 from ..model.schemas import Schema
 from . import redaction
 from .journal import REDACT, REEMBED, Journal
@@ -78,14 +80,11 @@ from .pipeline import (
     source_row,
 )
 from .profile import processor_digest, profile_digest
-from .prompts import Message
-from .qualification import Mode, QualificationTable, effective_mode, normalize_digest
+from .qualification import Mode, QualificationTable, effective_mode
 from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, Mutation, Row
 from .store import MemoryStore
 
-CallModel = Callable[[list[Message], Schema], Awaitable[str]]
-Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 NO_PAIRS = QualificationTable(frozenset())

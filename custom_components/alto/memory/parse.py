@@ -1,13 +1,15 @@
 r"""Strict, complete parsing of both call responses.
 
 Each parser takes the COMPLETE raw response and returns either a parse or a `Refusal`; it never
-raises and never repairs. The grammar is RFC 8259 JSON read by a small reader of our own because
-`json.loads` cannot say whether a label was written with escapes, accepts NaN, and cannot bound
-whitespace runs. Rules checked before any item is interpreted:
+raises and never repairs. The response is RFC 8259 JSON read by `model.strict_json.read` (which
+also says whether a string was written with escapes), with these bounds, checked before any item
+is interpreted:
 
 - at most `MAX_RESPONSE_BYTES` UTF-8 bytes (a string with lone surrogates is malformed);
-- exactly one JSON value, an array; anything after it is `TRAILING_DATA` (prose);
+- exactly one JSON value, an array; anything after it is `TRAILING_DATA` (prose); any other
+  departure from JSON (NaN included) is `MALFORMED_JSON`;
 - at most 8 consecutive whitespace bytes (space, TAB, CR, LF) outside strings;
+- arrays nested at most two deep (deeper is a bad item);
 - strings: JSON escapes, UTF-16 surrogate pairs in ``\u`` escapes, decoded text made of scalar
   values only; numbers: plain non-negative integers (anything else is a bad item);
 - at most `MAX_ITEMS` items.
@@ -29,18 +31,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..model.strict_json import Fault, JsonFault, read
 from .prompts import MAX_ITEMS, MAX_RESPONSE_BYTES
 from .reasons import Reason, Refusal
 from .records import INFERRED_ASSERTIONS, MENTIONS, Kind
 
 MAX_GAP = 8
-# Our shapes nest two arrays deep; deeper input is a bad item, and bounding depth keeps the
-# recursive reader far from Python's recursion limit on hostile output like 4,096 brackets.
+# Our shapes nest two arrays deep; deeper input is a bad item.
 MAX_DEPTH = 2
 REQUEST = 0  # call 1's "request" label; a "statement" is kind 3, an assertion
 LABELS: dict[str, int] = {"statement": Kind.ASSERTION, "request": REQUEST}
-_WS = " \t\r\n"
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# What each shared reading rule's fault is here; the reader's depth bound is our item shape.
+_REASONS = {
+    Fault.NOT_TEXT: Reason.MALFORMED_JSON,
+    Fault.TOO_LARGE: Reason.RESPONSE_TOO_LARGE,
+    Fault.SYNTAX: Reason.MALFORMED_JSON,
+    Fault.TRAILING: Reason.TRAILING_DATA,
+    Fault.WHITESPACE_RUN: Reason.WHITESPACE_RUN,
+    Fault.TOO_DEEP: Reason.BAD_ITEM,
+    Fault.DUPLICATE_KEY: Reason.MALFORMED_JSON,
+}
 
 
 class _Str(str):
@@ -48,6 +58,12 @@ class _Str(str):
 
     __slots__ = ("escaped",)
     escaped: bool
+
+
+def _string(text: str, escaped: bool) -> _Str:
+    result = _Str(text)
+    result.escaped = escaped
+    return result
 
 
 class _Bad(Exception):
@@ -63,185 +79,26 @@ class _NotInt:
     """A valid JSON number that is not a plain non-negative integer."""
 
 
-class _Reader:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-        self.depth = 0
-
-    def fail(self, detail: str) -> _Bad:
-        return _Bad(Reason.MALFORMED_JSON, f"{detail} at {self.pos}")
-
-    def gap(self) -> None:
-        start = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] in _WS:
-            self.pos += 1
-        if self.pos - start > MAX_GAP:
-            raise _Bad(Reason.WHITESPACE_RUN, f"{self.pos - start} bytes at {start}")
-
-    def value(self) -> object:
-        self.gap()
-        if self.pos >= len(self.text):
-            raise self.fail("unexpected end")
-        char = self.text[self.pos]
-        if char in "[{":
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise _Bad(Reason.BAD_ITEM, f"nesting deeper than {MAX_DEPTH} at {self.pos}")
-            result = self.array() if char == "[" else self.obj()
-            self.depth -= 1
-            return result
-        if char == '"':
-            return self.string()
-        if char == "-" or char.isdigit():
-            return self.number()
-        for word, literal in (("true", True), ("false", False), ("null", None)):
-            if self.text.startswith(word, self.pos):
-                self.pos += len(word)
-                return literal
-        raise self.fail("unexpected character")
-
-    def array(self) -> list[object]:
-        self.pos += 1
-        items: list[object] = []
-        self.gap()
-        if self.text.startswith("]", self.pos):
-            self.pos += 1
-            return items
-        while True:
-            items.append(self.value())
-            self.gap()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-            elif self.text.startswith("]", self.pos):
-                self.pos += 1
-                return items
-            else:
-                raise self.fail("expected , or ]")
-
-    def obj(self) -> dict[str, object]:
-        self.pos += 1
-        result: dict[str, object] = {}
-        self.gap()
-        if self.text.startswith("}", self.pos):
-            self.pos += 1
-            return result
-        while True:
-            self.gap()
-            if not self.text.startswith('"', self.pos):
-                raise self.fail("expected key")
-            key = self.string()
-            self.gap()
-            if not self.text.startswith(":", self.pos):
-                raise self.fail("expected :")
-            self.pos += 1
-            result[key] = self.value()
-            self.gap()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-            elif self.text.startswith("}", self.pos):
-                self.pos += 1
-                return result
-            else:
-                raise self.fail("expected , or }")
-
-    def number(self) -> int | _NotInt:
-        start = self.pos
-        text = self.text
-        if text.startswith("-", self.pos):
-            self.pos += 1
-        digits = self.pos
-        while self.pos < len(text) and text[self.pos] in "0123456789":
-            self.pos += 1
-        if self.pos == digits or (text[digits] == "0" and self.pos - digits > 1):
-            raise self.fail("bad number")
-        plain = text[start] != "-"
-        if text.startswith(".", self.pos):
-            plain = False
-            self.pos += 1
-            self.digits()
-        if self.pos < len(text) and text[self.pos] in "eE":
-            plain = False
-            self.pos += 1
-            if self.pos < len(text) and text[self.pos] in "+-":
-                self.pos += 1
-            self.digits()
-        return int(text[start : self.pos]) if plain else _NotInt()
-
-    def digits(self) -> None:
-        start = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] in "0123456789":
-            self.pos += 1
-        if self.pos == start:
-            raise self.fail("bad number")
-
-    def string(self) -> _Str:
-        self.pos += 1
-        parts: list[str] = []
-        escaped = False
-        text = self.text
-        while True:
-            if self.pos >= len(text):
-                raise self.fail("unterminated string")
-            char = text[self.pos]
-            if char == '"':
-                self.pos += 1
-                break
-            if ord(char) < 0x20:
-                raise self.fail("raw control character in string")
-            if char != "\\":
-                parts.append(char)
-                self.pos += 1
-                continue
-            escaped = True
-            code = text[self.pos + 1 : self.pos + 2]
-            if code in _ESCAPES:
-                parts.append(_ESCAPES[code])
-                self.pos += 2
-            elif code == "u":
-                parts.append(self.unicode_escape())
-            else:
-                raise self.fail("bad escape")
-        result = _Str("".join(parts))
-        result.escaped = escaped
-        return result
-
-    def hex4(self) -> int:
-        digits = self.text[self.pos + 2 : self.pos + 6]
-        if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
-            raise self.fail("bad \\u escape")
-        self.pos += 6
-        return int(digits, 16)
-
-    def unicode_escape(self) -> str:
-        high = self.hex4()
-        if 0xDC00 <= high <= 0xDFFF:
-            raise self.fail("lone low surrogate")
-        if not 0xD800 <= high <= 0xDBFF:
-            return chr(high)
-        if not self.text.startswith("\\u", self.pos):
-            raise self.fail("lone high surrogate")
-        low = self.hex4()
-        if not 0xDC00 <= low <= 0xDFFF:
-            raise self.fail("bad surrogate pair")
-        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+def _number(literal: str) -> int | _NotInt:
+    """A plain non-negative integer literal's value; any other number is a bad item later."""
+    return int(literal) if literal.isdigit() else _NotInt()
 
 
 def _items(response: object) -> list[object]:
     """The top-level array of a complete response, or raise _Bad."""
-    if not isinstance(response, str):
-        raise _Bad(Reason.MALFORMED_JSON, "response is not text")
     try:
-        size = len(response.encode("utf-8"))
-    except UnicodeEncodeError as err:
-        raise _Bad(Reason.MALFORMED_JSON, "response is not valid UTF-8") from err
-    if size > MAX_RESPONSE_BYTES:
-        raise _Bad(Reason.RESPONSE_TOO_LARGE, f"{size} bytes")
-    reader = _Reader(response)
-    value = reader.value()
-    reader.gap()
-    if reader.pos != len(response):
-        raise _Bad(Reason.TRAILING_DATA, f"at {reader.pos}")
+        # No object is an item of ours, so duplicate keys are not looked for: any object is
+        # refused as NOT_ARRAY or as a bad item.
+        value = read(
+            response,
+            MAX_RESPONSE_BYTES,
+            number=_number,
+            string=_string,
+            max_gap=MAX_GAP,
+            max_depth=MAX_DEPTH,
+        )
+    except JsonFault as fault:
+        raise _Bad(_REASONS[fault.fault], fault.detail) from None
     if not isinstance(value, list):
         raise _Bad(Reason.NOT_ARRAY)
     if len(value) > MAX_ITEMS:

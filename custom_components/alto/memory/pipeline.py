@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..model.calls import Message
 from ..model.schemas import Schema, classification_schema, statement_schema
 from .corrections import build_table, stale_targets
 from .parse import Classification, Statements, parse_classification
@@ -27,7 +28,6 @@ from .profile import CLASSIFICATION_INSTRUCTION, STATEMENT_INSTRUCTION
 from .prompts import (
     MAX_PROMPT_BYTES,
     MAX_RESPONSE_BYTES,
-    Message,
     classification_messages,
     classification_reservation,
     prompt_bytes,

@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ..model.calls import Message
 from .records import TableEntry
 
 MAX_PROMPT_BYTES = 6144
@@ -53,8 +54,6 @@ MAX_RESPONSE_BYTES = 4096
 MAX_ITEMS = 512
 MAX_TABLE_ENTRIES = 16
 MAX_TABLE_BYTES = 4096
-
-Message = dict[str, str]
 
 
 def escape(text: str) -> str:

@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from ..model.digest import normalize_digest
 from .profile import processor_digest
 from .reasons import Status
 
 SHIPPED_TABLE = Path(__file__).with_name("qualified_pairs.json")
-_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class Mode(IntEnum):
@@ -40,14 +39,6 @@ class Mode(IntEnum):
     EXPLICIT = 0
     SOURCE = 1
     AUTOMATIC = 2
-
-
-def normalize_digest(digest: str | None) -> str | None:
-    """A bare 64-hex digest from an Ollama digest ("sha256:" prefix allowed), else None."""
-    if not isinstance(digest, str):
-        return None
-    bare = digest.removeprefix("sha256:").lower()
-    return bare if _DIGEST.fullmatch(bare) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
+from ..model.digest import normalize_digest
 from .corrections import eligible
 from .journal import (
     GENESIS,
@@ -78,7 +79,7 @@ from .pipeline import (
     source_row,
 )
 from .profile import processor_digest, profile_digest
-from .qualification import Mode, normalize_digest
+from .qualification import Mode
 from .reasons import TRANSIENT, Reason, Refusal, Status
 from .records import KIND_SOURCE, MemoryState, Mutation, Row, TableEntry, visible_to
 from .references import Reference

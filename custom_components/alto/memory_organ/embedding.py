@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import ollama
 from homeassistant.core import HomeAssistant
 
-from ..memory import intake
 from ..memory.instructions import instructions_for
+from ..model.calls import Embed
 from ..model.ollama_io import embed_for
 
 RECENT_VECTORS = 16  # embeddings kept per organ (a turn needs one; a batch up to 64 once)
@@ -67,7 +67,7 @@ class Embedder:
             self._recent_vectors.popitem(last=False)
         return [known[text] for text in texts]
 
-    async def prefetch(self, texts: Sequence[str]) -> intake.Embed:
+    async def prefetch(self, texts: Sequence[str]) -> Embed:
         """Embed `texts` as documents now.
 
         An `intake` embed function that answers them without a request (a failure now is its

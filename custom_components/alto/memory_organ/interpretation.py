@@ -28,7 +28,7 @@ from ..memory.pending import Accepted
 from ..memory.pipeline import MAX_BATCH, IntakeInput, said_by
 from ..memory.qualification import QualificationTable
 from ..memory.reasons import TRANSIENT
-from ..model.ollama_io import CallModel
+from ..model.calls import CallModel
 from .embedding import Embedder, async_user_names
 from .reports import IntakeReport, describe, fire_report, log_refused_turn, report_of
 from .writer import MemoryWriter

@@ -11,16 +11,11 @@ the model half of a qualified pair. Errors propagate: intake turns them into ref
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import ollama
 
-from ..memory.prompts import Message
-from ..memory.qualification import normalize_digest
+from .calls import CallModel, Embed, Message
+from .digest import normalize_digest
 from .schemas import Schema
-
-CallModel = Callable[[list[Message], Schema], Awaitable[str]]
-Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
 
 _OPTIONS = {"temperature": 0, "seed": 0, "num_predict": 4096}
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..memory.prompts import Message
 from ..memory.reasons import Reason
+from ..model.calls import Message
 from . import heuristics, strict
 from .heuristics import Draft
 from .prompting import ledger_block, messages, turn_block

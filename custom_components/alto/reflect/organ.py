@@ -12,7 +12,7 @@ A pass computes everything before its one write, so a cancelled pass (a conversa
 preempting it) has written nothing, or all; run again, it resumes from its cursor and never
 reads a turn twice. Each pass kind runs at most once at a time per scope; calls queue.
 
-Model calls go through the injected `call_model` (memory's `CallModel`: messages and a JSON
+Model calls go through the injected `call_model` (`model.calls.CallModel`: messages and a JSON
 schema in, raw text out) under `call_timeout_s`. A failure, a timeout or a malformed answer is
 a refusal: N+1 falls back to its heuristics, reflection and synthesis commit nothing and report
 why (a failed reflection is not due again for another reflection interval of turns, a failed
@@ -34,9 +34,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory.prompts import Message
 from ..memory.reasons import Reason, Refusal
-from ..model.ollama_io import CallModel
+from ..model.calls import CallModel, Message
 from . import n1, reflection, synthesis
 from .config import ReflectConfig
 from .frame import frame_line

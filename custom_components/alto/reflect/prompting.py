@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 
 from ..channel.markers import neutralized
-from ..memory.prompts import Message
+from ..model.calls import Message
 from .records import LedgerEntry, Turn, minute
 
 

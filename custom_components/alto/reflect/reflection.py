@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..memory.prompts import Message
+from ..model.calls import Message
 from . import strict
 from .n1 import parse_nominations
 from .prompting import fitting, ledger_block, messages, turn_block

@@ -1,20 +1,21 @@
 """Strict reading of a complete model answer: one JSON object of an exact shape, or a refusal.
 
-The passes' answers are objects (memory's reader reads only arrays), so this module reads them
-with `json.loads` made strict: at most the caller's byte bound, valid UTF-8 (no lone surrogate,
-raw or escaped), no NaN or Infinity, no fractional or exponent number, no duplicate key, nothing
-after the value. The shape helpers then check exact key sets, types, enums and bounds. Any
-failure is `Malformed`, which the pass turns into a memory `Refusal` for the WHOLE answer:
-nothing of a malformed answer is used, and nothing is repaired.
+The passes' answers are objects, read by `model.strict_json.read` (the reader memory's parser
+uses too) with every key unique and integers only: at most the caller's byte bound, valid UTF-8
+(no lone surrogate, raw or escaped), no NaN or Infinity, no duplicate key, nothing after the
+value. Past the bound is `RESPONSE_TOO_LARGE`, a fraction or an exponent a bad item, any other
+fault of the reading (trailing prose included) malformed JSON. The shape helpers then check
+exact key sets, types, enums and bounds. Any failure is `Malformed`, which the pass turns into
+a memory `Refusal` for the WHOLE answer: nothing of a malformed answer is used, nothing repaired.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import Any, NoReturn
 
 from ..memory.reasons import Reason, Refusal
+from ..model.strict_json import Fault, JsonFault, read
 
 
 class Malformed(Exception):
@@ -31,60 +32,22 @@ def bad(where: str, what: str) -> NoReturn:
     raise Malformed(Reason.BAD_ITEM, f"{where}: {what}")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise Malformed(Reason.MALFORMED_JSON, "duplicate key")
-    return result
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise Malformed(Reason.MALFORMED_JSON, f"{name} is not JSON")
-
-
-def _no_float(text: str) -> NoReturn:
-    raise Malformed(Reason.BAD_ITEM, f"number {text[:16]} is not an integer")
-
-
-def _check_strings(value: object) -> None:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise Malformed(Reason.MALFORMED_JSON, "lone surrogate") from err
-    elif isinstance(value, list):
-        for item in value:
-            _check_strings(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_strings(key)
-            _check_strings(item)
+def _integer(literal: str) -> int:
+    if not literal.removeprefix("-").isdigit():
+        raise Malformed(Reason.BAD_ITEM, f"number {literal[:16]} is not an integer")
+    return int(literal)
 
 
 def load_object(raw: object, max_bytes: int) -> dict[str, Any]:
     """The one JSON object `raw` holds, strictly read (see the module docstring)."""
-    if not isinstance(raw, str):
-        raise Malformed(Reason.MALFORMED_JSON, "answer is not text")
     try:
-        size = len(raw.encode("utf-8"))
-    except UnicodeEncodeError as err:
-        raise Malformed(Reason.MALFORMED_JSON, "answer is not valid UTF-8") from err
-    if size > max_bytes:
-        raise Malformed(Reason.RESPONSE_TOO_LARGE, f"{size} bytes")
-    try:
-        value = json.loads(
-            raw,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_no_constant,
-            parse_float=_no_float,
-        )
-    except ValueError as err:  # JSONDecodeError, including trailing data
-        raise Malformed(Reason.MALFORMED_JSON, str(err)[:120]) from err
-    except RecursionError as err:
-        raise Malformed(Reason.MALFORMED_JSON, "nested too deep") from err
+        value = read(raw, max_bytes, number=_integer, unique_keys=True)
+    except JsonFault as fault:
+        too_large = fault.fault is Fault.TOO_LARGE
+        reason = Reason.RESPONSE_TOO_LARGE if too_large else Reason.MALFORMED_JSON
+        raise Malformed(reason, fault.detail) from None
     if not isinstance(value, dict):
         bad("answer", "an object")
-    _check_strings(value)
     return value
 
 

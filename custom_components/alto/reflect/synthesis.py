@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..channel.markers import neutralized
-from ..memory.prompts import Message
 from ..memory.reasons import Reason
+from ..model.calls import Message
 from . import strict
 from .prompting import fitting, ledger_block, messages, turn_block
 from .records import SYNTHESIS_FIELDS, Element, LedgerEntry, Synthesis, Turn

@@ -48,9 +48,9 @@ from homeassistant.util import dt as dt_util
 from ..act_organ.organ import SpanOutcome
 from ..const import DOMAIN, LOGGER
 from ..history import BufferEntry
-from ..memory.prompts import Message
 from ..memory.records import HOUSEHOLD
 from ..memory_organ.organ import MemoryOrgan, storage_dir
+from ..model.calls import Message
 from ..model.ollama_io import call_model_for
 from ..model.schemas import Schema
 from ..prompt import noticing

@@ -1,0 +1,1 @@
+"""Tests of the shared model infrastructure (no Home Assistant instance needed)."""
