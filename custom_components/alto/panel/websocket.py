@@ -6,9 +6,9 @@ recent thoughts and captured intents, the reflect organ's inbox items and latest
 of the household's scope and of the user's own, and for an administrator the qualification
 state and each user's private-memory count. The other commands (`alto/remember`,
 `alto/forget`, `alto/recall`, `alto/qualify`, `alto/purge`) run the services' own schemas and
-handlers with the user's context, so every scope check is the one the services make, not a
-second copy of it; they are not service calls, because the effector stays Alto's one service
-call site.
+handlers (`memory_actions`) with the user's context, so every scope check is the one the
+services make, not a second copy of it; they are not service calls, because the effector stays
+Alto's one service call site.
 
 `alto/subscribe` sends the view at once and again whenever it changes for that user; a memory
 or reflection change another user cannot see sends them nothing. A later section is one more
@@ -33,7 +33,7 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.util.ulid import ulid_to_bytes_or_none
 
-from ..const import DOMAIN, LOGGER
+from ..const import ATTR_ENTRY_ID, DOMAIN, LOGGER, MODE_STATES
 from ..coordinator import AltoConfigEntry
 from ..memory.profile import processor_digest
 from ..memory.records import (
@@ -44,15 +44,9 @@ from ..memory.records import (
     Row,
     visible_to,
 )
-from ..memory_organ.organ import MemoryOrgan, signal_memory_changed
-from ..reflect import Box, Observation, Synthesis
-from ..reflect.records import SYNTHESIS_FIELDS, valid_scope
-from ..reflect_organ.organ import ReflectOrgan, scope_of, signal_reflection
-from ..sensor import MODE_STATES
 
-# The services' own handlers: the panel allows exactly what they allow (see `_run_service`).
-from ..services import (
-    ATTR_ENTRY_ID,
+# The memory services' own schemas and handlers: the panel allows exactly what they allow.
+from ..memory_actions import (
     ENTRY_SCHEMA,
     FORGET_SCHEMA,
     PURGE_SCHEMA,
@@ -63,13 +57,17 @@ from ..services import (
     SERVICE_QUALIFY,
     SERVICE_RECALL,
     SERVICE_REMEMBER,
-    _async_forget,
-    _async_purge,
-    _async_qualify,
-    _async_recall,
-    _async_remember,
+    async_forget,
+    async_purge,
+    async_qualify,
+    async_recall,
+    async_remember,
     loaded_entry,
 )
+from ..memory_organ.organ import MemoryOrgan, signal_memory_changed
+from ..reflect import Box, Observation, Synthesis
+from ..reflect.records import SYNTHESIS_FIELDS, valid_scope
+from ..reflect_organ.organ import ReflectOrgan, scope_of, signal_reflection
 from .recent import IntentRecord, RecentActivity, ThoughtRecord, recent_activity, signal_recent
 
 # The panel's own strings are the `common` keys with this prefix (translations/<lang>.json).
@@ -474,7 +472,7 @@ async def _run_service(
     """Run a service's handler as the connection's user, with the checks its registration adds.
 
     Not through `hass.services`: the effector is Alto's one service call site. The service's
-    own schema validates the data and its own handler decides scope (`_async_scope`), so a
+    own schema validates the data and its own handler decides scope (`async_scope`), so a
     command allows exactly what the service allows; an administrator service refuses a
     non-administrator here as HA's admin wrapper does.
     """
@@ -555,11 +553,11 @@ async def ws_strings(
 
 
 # The services the panel runs, with the schema and handler `services` registers for each.
-RECALL = ServiceAction(SERVICE_RECALL, RECALL_SCHEMA, _async_recall, admin=False)
-REMEMBER = ServiceAction(SERVICE_REMEMBER, REMEMBER_SCHEMA, _async_remember, admin=False)
-FORGET = ServiceAction(SERVICE_FORGET, FORGET_SCHEMA, _async_forget, admin=False)
-QUALIFY = ServiceAction(SERVICE_QUALIFY, ENTRY_SCHEMA, _async_qualify, admin=True)
-PURGE = ServiceAction(SERVICE_PURGE, PURGE_SCHEMA, _async_purge, admin=True)
+RECALL = ServiceAction(SERVICE_RECALL, RECALL_SCHEMA, async_recall, admin=False)
+REMEMBER = ServiceAction(SERVICE_REMEMBER, REMEMBER_SCHEMA, async_remember, admin=False)
+FORGET = ServiceAction(SERVICE_FORGET, FORGET_SCHEMA, async_forget, admin=False)
+QUALIFY = ServiceAction(SERVICE_QUALIFY, ENTRY_SCHEMA, async_qualify, admin=True)
+PURGE = ServiceAction(SERVICE_PURGE, PURGE_SCHEMA, async_purge, admin=True)
 
 COMMANDS: tuple[websocket_api.WebSocketCommandHandler, ...] = (
     ws_view,
