@@ -2,32 +2,34 @@
 
 import pytest
 
-from custom_components.alto.act.model import ExposedEntity, SceneTarget
+from custom_components.alto.act.model import ExposedEntity, Target
 from custom_components.alto.act.tiers import Tier, tier_for
 
 
-def scene(*targets: SceneTarget) -> ExposedEntity:
+def scene(*targets: Target) -> ExposedEntity:
     """A scene setting `targets`."""
     return ExposedEntity("scene.evening", "Evening", targets=targets)
 
 
 def test_scene_takes_the_strictest_tier_of_what_it_sets() -> None:
     """A scene that unlocks a lock asks first, even though scenes are autonomous."""
-    lights_only = scene(SceneTarget("light.lamp", "Lamp"))
+    lights_only = scene(Target("light.lamp", "Lamp"))
     assert tier_for(lights_only) is Tier.AUTONOMOUS
-    with_lock = scene(SceneTarget("light.lamp", "Lamp"), SceneTarget("lock.front", "Front"))
+    with_lock = scene(Target("light.lamp", "Lamp"), Target("lock.front", "Front"))
     assert tier_for(with_lock) is Tier.CONFIRM_FIRST
-    with_blind = scene(SceneTarget("cover.blind", "Blind", "shade"))
+    with_blind = scene(Target("cover.blind", "Blind", "shade"))
     assert tier_for(with_blind) is Tier.ACT_AND_NOTIFY
-    with_garage = scene(SceneTarget("cover.big", "Big", "garage"))
+    with_garage = scene(Target("cover.big", "Big", "garage"))
     assert tier_for(with_garage) is Tier.CONFIRM_FIRST
 
 
 def test_scene_targets_follow_the_overrides_of_their_domains() -> None:
-    """Lowering locks lowers a scene that sets one; raising scenes raises every scene."""
-    with_lock = scene(SceneTarget("lock.front", "Front"))
-    assert tier_for(with_lock, {"lock": "autonomous"}) is Tier.AUTONOMOUS
+    """Lowering blinds lowers a scene setting one, raising scenes raises all; locks always ask."""
+    with_blind = scene(Target("cover.blind", "Blind", "shade"))
+    assert tier_for(with_blind, {"cover": "autonomous"}) is Tier.AUTONOMOUS
     assert tier_for(scene(), {"scene": "confirm_first"}) is Tier.CONFIRM_FIRST
+    with_lock = scene(Target("lock.front", "Front"))
+    assert tier_for(with_lock, {"lock": "autonomous"}) is Tier.CONFIRM_FIRST
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,7 @@ def test_scene_targets_follow_the_overrides_of_their_domains() -> None:
     ],
 )
 def test_switches_and_covers_named_as_a_way_in_ask_first(entity: ExposedEntity, tier: Tier) -> None:
-    """A whole word, in any confirmation language; a light in the garage is still a light."""
+    """In any confirmation language; a light in the garage is still a light."""
     assert tier_for(entity) is tier
 
 

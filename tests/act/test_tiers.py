@@ -70,9 +70,9 @@ def test_a_garage_device_class_outside_covers_is_not_special() -> None:
 
 
 def test_overrides_apply_per_domain() -> None:
-    """Overrides, as strings or tiers, apply to their own domain only."""
+    """Overrides, as strings or tiers, apply to their own domain only; locks always ask."""
     overrides = {"lock": "act_and_notify", "light": "confirm_first", "climate": Tier.AUTONOMOUS}
-    assert tier_for(entity("lock.a"), overrides) is Tier.ACT_AND_NOTIFY
+    assert tier_for(entity("lock.a"), overrides) is Tier.CONFIRM_FIRST
     assert tier_for(entity("light.a"), overrides) is Tier.CONFIRM_FIRST
     assert tier_for(entity("climate.a"), overrides) is Tier.AUTONOMOUS
     assert tier_for(entity("valve.a"), overrides) is Tier.CONFIRM_FIRST

@@ -62,12 +62,27 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class SceneTarget:
-    """An entity a scene sets: what its consent tier depends on."""
+class Target:
+    """An entity that a scene, script, group or switch wrapper drives, exposed to Assist or not.
+
+    Carries what its consent tier depends on, the same facts an `ExposedEntity` carries.
+    """
 
     entity_id: str
     name: str
     device_class: str | None = None
+    aliases: tuple[str, ...] = ()
+    # Every other text Home Assistant keeps for it (registry and original names, device name).
+    texts: tuple[str, ...] = ()
+    # The device classes of its device's entities (its own among them).
+    device_classes: tuple[str, ...] = ()
+    # Home Assistant shows a switch as this entity (switch_as_x): it drives what the switch does.
+    wraps_switch: bool = False
+
+    def __post_init__(self) -> None:
+        """Freeze the collections the caller passed."""
+        for name in ("aliases", "texts", "device_classes"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def domain(self) -> str:
@@ -86,14 +101,19 @@ class ExposedEntity:
     device_class: str | None = None
     # Excluded from the hash because a mapping is unhashable; equality still compares it.
     attributes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
-    # What a scene sets, exposed or not: its consent tier is the strictest of theirs.
-    targets: tuple[SceneTarget, ...] = ()
+    # Everything it drives, transitively (a script's scene's lock), exposed or not: its consent
+    # tier is the strictest of its own and theirs.
+    targets: tuple[Target, ...] = ()
+    # Read for the consent tier only; as on `Target`.
+    texts: tuple[str, ...] = ()
+    device_classes: tuple[str, ...] = ()
+    wraps_switch: bool = False
 
     def __post_init__(self) -> None:
         """Freeze the collections the caller passed."""
         # Copy so a caller mutating its dict or list later cannot change a registry entry.
-        object.__setattr__(self, "aliases", tuple(self.aliases))
-        object.__setattr__(self, "targets", tuple(self.targets))
+        for name in ("aliases", "targets", "texts", "device_classes"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "attributes", _frozen(self.attributes))
 
     @property

@@ -4,9 +4,11 @@ With that pipeline option on, Home Assistant's built-in intents act on exposed e
 Alto sees the sentence: "unlock the front door" unlocks it, no question asked. Alto cannot stop
 HA's local handler, so it makes the risk visible: one issue per pipeline whose conversation
 agent is this entry's Alto, that prefers local intents, while a confirm-first entity is exposed
-to Assist. Checked once the pipelines are set up (at Alto's setup or later), whenever a pipeline
-changes and whenever exposure changes; the issue goes away once the risk does, and its fix flow
-turns the option off for that pipeline.
+to Assist. Checked once the pipelines are set up (at Alto's setup or later), at once whenever a
+pipeline or exposure changes, and, debounced, whenever anything else that can change a consent
+tier does (the exposure index goes stale: an entity renamed "Garage door", given aliases, a
+device class or an area, a device renamed, a scene or script added or reloaded). The issue goes
+away once the risk does, and its fix flow turns the option off for that pipeline.
 """
 
 from __future__ import annotations
@@ -20,15 +22,19 @@ from homeassistant.components.homeassistant.exposed_entities import async_listen
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.debounce import Debouncer
 from homeassistant.setup import async_when_setup
 
-from ..act.tiers import Tier, tier_for
-from ..const import DOMAIN
+from ..act.tiers import Tier
+from ..const import DOMAIN, LOGGER
 from ..coordinator import AltoConfigEntry
 from .exposure import ASSISTANT
 
 ISSUE_PREFIX = "prefer_local_intents_"
 ISSUE_TRANSLATION_KEY = "prefer_local_intents"
+# A burst of registry updates (an integration loading its entities) costs one rebuild at most
+# this often, the first at once.
+RECHECK_COOLDOWN_S = 2.0
 
 
 def issue_id(pipeline_id: str) -> str:
@@ -41,18 +47,26 @@ def async_check(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
     """Raise or clear the issue of every pipeline (a no-op without Assist pipelines)."""
     if KEY_ASSIST_PIPELINE not in hass.data:
         return
-    runtime = entry.runtime_data
+    organ = entry.runtime_data.organ
     agents = {entry.entry_id}
     if agent := er.async_get(hass).async_get_entity_id("conversation", DOMAIN, entry.entry_id):
         agents.add(agent)
-    guarded = sorted(
-        entity.name
-        for entity in runtime.organ.index.registry.entities()
-        if tier_for(entity, runtime.settings.consent) is Tier.CONFIRM_FIRST
+    pipelines = [
+        pipeline
+        for pipeline in assist_pipeline.async_get_pipelines(hass)
+        if pipeline.conversation_engine in agents
+    ]
+    # Only a pipeline at risk needs the registry read (and perhaps rebuilt).
+    guarded = (
+        sorted(
+            entity.name
+            for entity in organ.index.registry.entities()
+            if organ.tier_of_entity(entity) is Tier.CONFIRM_FIRST
+        )
+        if any(pipeline.prefer_local_intents for pipeline in pipelines)
+        else []
     )
-    for pipeline in assist_pipeline.async_get_pipelines(hass):
-        if pipeline.conversation_engine not in agents:
-            continue
+    for pipeline in pipelines:
         if pipeline.prefer_local_intents and guarded:
             ir.async_create_issue(
                 hass,
@@ -73,27 +87,33 @@ def async_check(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
 
 @callback
 def async_start(hass: HomeAssistant, entry: AltoConfigEntry) -> Callable[[], None]:
-    """Check, and keep checking on every pipeline or exposure change; return the stop callback.
+    """Check, and keep checking on every change that can change the risk; return the stop callback.
 
     Checking starts whenever Assist's pipelines are set up (now, or later).
     """
     stops: list[Callable[[], None]] = []
     stopped = False
 
-    async def _pipelines_changed(*_args: Any) -> None:
+    @callback
+    def _check() -> None:
+        # The registry is rebuilt lazily on the next read; this read is it.
         async_check(hass, entry)
 
-    @callback
-    def _exposure_changed() -> None:
-        # The registry is rebuilt lazily on the next read; this read is it.
+    # Exposure changes are checked at once as well: they are the user's own, and few.
+    recheck = Debouncer(hass, LOGGER, cooldown=RECHECK_COOLDOWN_S, immediate=True, function=_check)
+
+    async def _pipelines_changed(*_args: Any) -> None:
         async_check(hass, entry)
 
     async def _pipelines_ready(hass: HomeAssistant, _component: str) -> None:
         if stopped:
             return
         store = hass.data[KEY_ASSIST_PIPELINE].pipeline_store
+        index = entry.runtime_data.organ.index
         stops.append(store.async_add_listener(_pipelines_changed))
-        stops.append(async_listen_entity_updates(hass, ASSISTANT, _exposure_changed))
+        stops.append(async_listen_entity_updates(hass, ASSISTANT, _check))
+        stops.append(index.async_add_listener(recheck.async_schedule_call))
+        stops.append(recheck.async_shutdown)
         async_check(hass, entry)
 
     async_when_setup(hass, "assist_pipeline", _pipelines_ready)

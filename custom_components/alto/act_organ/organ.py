@@ -24,6 +24,7 @@ from ..act.executor import propose
 from ..act.guard import validate_state_query, validate_tool_call
 from ..act.model import (
     CALL_SERVICE_TOOL,
+    ExposedEntity,
     GuardReason,
     GuardRefusal,
     Proposal,
@@ -84,6 +85,11 @@ class _Pending:
     cancel_timeout: CALLBACK_TYPE | None = field(default=None)
 
 
+# A held call's key: its conversation and its requester (HA user id, device id). Each requester
+# holds their own: someone else in the conversation can neither answer nor replace it.
+type _HeldKey = tuple[str, str | None, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class TurnContext:
     """Who speaks, where, in which conversation."""
@@ -92,6 +98,11 @@ class TurnContext:
     conversation_id: str
     device_id: str | None
     language: str
+
+    @property
+    def held_key(self) -> _HeldKey:
+        """Where this speaker's held call is kept: their own, in this conversation."""
+        return (self.conversation_id, self.context.user_id, self.device_id)
 
 
 class ActOrgan:
@@ -109,8 +120,12 @@ class ActOrgan:
         num_ctx: int,
         timeout: float,
         tiers: Mapping[str, str],
+        overrides: Mapping[str, Tier] | None = None,
     ) -> None:
-        """Use `build`; bind to one entry's client, model, model timeout and consent tiers."""
+        """Use `build`; bind to one entry's client, model, model timeout and consent tiers.
+
+        ``tiers`` are the options' tiers by domain, ``overrides`` the user's by entity id.
+        """
         self._hass = hass
         self._entry_id = entry_id
         self.index = index
@@ -120,7 +135,8 @@ class ActOrgan:
         self._num_ctx = num_ctx
         self._timeout = timeout
         self._tiers = dict(tiers)
-        self._pending: dict[str, _Pending] = {}
+        self._overrides = dict(overrides or {})
+        self._pending: dict[_HeldKey, _Pending] = {}
 
     @classmethod
     def build(
@@ -157,7 +173,11 @@ class ActOrgan:
         entity = self.index.registry.get(call.entity_id)
         if isinstance(call, StateQuery) or entity is None:
             return READ_TIER
-        return tier_for(entity, self._tiers)
+        return self.tier_of_entity(entity)
+
+    def tier_of_entity(self, entity: ExposedEntity) -> Tier:
+        """The consent tier of a service call on ``entity``, with this entry's tiers."""
+        return tier_for(entity, self._tiers, overrides=self._overrides)
 
     def check(self, proposal: Proposal) -> ValidatedCall | StateQuery | GuardRefusal:
         """Guard a raw proposal against the current registry (no execution)."""
@@ -170,7 +190,9 @@ class ActOrgan:
         """Dispatch every span of one reply; never raises.
 
         At most one confirm-first call is held per reply: one question, one answer. A later
-        confirm-first span of the same reply is declined (`one_confirmation_at_a_time`).
+        confirm-first span of the same reply is declined (`one_confirmation_at_a_time`). A held
+        call is the requester's own: their next confirm-first request replaces it (`superseded`),
+        someone else's is held beside it, under them.
         """
         outcomes: list[SpanOutcome] = []
         for span in spans:
@@ -189,18 +211,14 @@ class ActOrgan:
     async def async_resolve_pending(self, text: str, turn: TurnContext) -> SpanOutcome | None:
         """The requester's next utterance confirms or declines their held call.
 
-        None when nothing is held in the conversation, or when someone else speaks: another
-        user's (or another device's) "yes" neither confirms nor declines it, and the call stays
-        held for its requester until they answer or it times out. A confirmed call is checked
-        by the guard again first, since exposure or the entity may have changed meanwhile.
+        None when the speaker holds nothing in the conversation: another user's (or another
+        device's) "yes" or "no" neither confirms nor declines someone else's held call, which
+        stays held for its requester until they answer or it times out. A confirmed call is
+        checked by the guard again first, since exposure or the entity may have changed meanwhile.
         """
-        pending = self._pending.get(turn.conversation_id)
-        if pending is None or (pending.user_id, pending.device_id) != (
-            turn.context.user_id,
-            turn.device_id,
-        ):
+        pending = self._pending.pop(turn.held_key, None)
+        if pending is None:
             return None
-        del self._pending[turn.conversation_id]
         if pending.cancel_timeout:
             pending.cancel_timeout()
         call = pending.call
@@ -312,9 +330,9 @@ class ActOrgan:
         return outcome
 
     def _hold(self, call: ValidatedCall, span: str, tier: Tier, turn: TurnContext) -> None:
-        conversation_id = turn.conversation_id
-        if previous := self._pending.pop(conversation_id, None):
-            # A newer request replaces an unanswered one; the old one is declined, not lost.
+        conversation_id, key = turn.conversation_id, turn.held_key
+        if previous := self._pending.pop(key, None):
+            # The requester's newer request replaces their unanswered one, declined, not lost.
             if previous.cancel_timeout:
                 previous.cancel_timeout()
             self._fire(
@@ -333,8 +351,8 @@ class ActOrgan:
 
         @callback
         def _expire(_now: Any) -> None:
-            if self._pending.get(conversation_id) is pending:
-                del self._pending[conversation_id]
+            if self._pending.get(key) is pending:
+                del self._pending[key]
                 self._fire(
                     SpanOutcome(
                         span, IntentVerdict.DECLINED, call.entity_id, call.service, tier, "timeout"
@@ -344,7 +362,7 @@ class ActOrgan:
                 )
 
         pending.cancel_timeout = async_call_later(self._hass, CONFIRM_TIMEOUT_S, _expire)
-        self._pending[conversation_id] = pending
+        self._pending[key] = pending
 
     def _name(self, entity_id: str) -> str:
         entity = self.index.registry.get(entity_id)
