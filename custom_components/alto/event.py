@@ -1,4 +1,10 @@
-"""Event entity: every captured action span, with its verdict as the event type."""
+"""Event entity: every captured action span, with its verdict as the event type.
+
+The entity is shared: its attributes go to the recorder's history, which every user can read. So
+it carries what was done and how it ended, never anyone's words: no span (what the person said
+Alto should do), no reason text past its code (an error's text can quote the call's data), no
+conversation or user id. The bus event `alto_intent_captured` keeps them for automations.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from .coordinator import AltoConfigEntry
 from .entity import AltoEntity
 
 PARALLEL_UPDATES = 0
-LEFT_OUT_OF_ATTRIBUTES = frozenset({"verdict", "conversation_id", "user_id"})
+ATTRIBUTES = ("entity_id", "service", "tier")
 
 
 async def async_setup_entry(
@@ -41,8 +47,14 @@ class IntentsEvent(AltoEntity, EventEntity):
 
     @callback
     def _async_on_intent(self, data: dict[str, Any]) -> None:
-        # The verdict is the event type. The conversation and user ids stay on the bus event:
-        # entity attributes go to the recorder's history, which every user can read.
-        attributes = {k: v for k, v in data.items() if k not in LEFT_OUT_OF_ATTRIBUTES}
-        self._trigger_event(data["verdict"], attributes)
+        self._trigger_event(data["verdict"], shared_attributes(data))
         self.async_write_ha_state()
+
+
+def shared_attributes(data: dict[str, Any]) -> dict[str, Any]:
+    """What every user may read of an intent: entity, service, tier and the reason's code.
+
+    A reason is a code, or a code and a text after a colon (`service_error: <the error>`).
+    """
+    reason = str(data.get("reason") or "")
+    return {key: data.get(key) for key in ATTRIBUTES} | {"reason": reason.partition(":")[0]}

@@ -22,6 +22,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
+from .const import MODE_STATES
 from .coordinator import (
     AltoConfigEntry,
     MemoryCoordinator,
@@ -31,13 +32,11 @@ from .coordinator import (
     ThoughtState,
 )
 from .entity import AltoCoordinatorEntity
-from .memory.qualification import Mode
 from .reflect import Box
 from .reflect_organ.organ import PassRecord, ReflectionState
 from .surface_organ.organ import KEY_LAST_THOUGHT
 
 PARALLEL_UPDATES = 0
-MODE_STATES = {Mode.EXPLICIT: "explicit", Mode.SOURCE: "source_text", Mode.AUTOMATIC: "automatic"}
 THOUGHT_STATE_LENGTH = 255  # what a state may hold; the attribute holds the thought whole
 
 
@@ -85,9 +84,11 @@ MEMORY_SENSORS = (
     ),
 )
 
-# A thought from someone's private memories never shows here (states are readable by every
-# user); `last_verdict` still says that something happened. The state stays the text (dashboards
-# show it); a forget of household memories purges its recorded history (`surface_organ.recorded`).
+# Only a thought of a household turn drawn from household memories shows here (states are
+# readable by every user): a private memory's words, or a household memory that someone's private
+# turn brought up (it tells what they talked about), never do; `last_verdict` still says that
+# something happened. The state stays the text (dashboards show it); a forget of household
+# memories purges its recorded history (`memory_organ.recorded`).
 LAST_THOUGHT = ThoughtSensorDescription(
     key=KEY_LAST_THOUGHT,
     value_fn=lambda thoughts: (
@@ -107,6 +108,25 @@ LAST_THOUGHT = ThoughtSensorDescription(
 def _pass_attributes(record: PassRecord | None) -> dict[str, Any]:
     """Whether the pass was on a private scope, and its counts and codes."""
     return {} if record is None else {"private": record.private, **record.facts}
+
+
+def _pressure_value(reflection: ReflectionState) -> float | None:
+    """The household's latest prompt's share in %; None after a private turn (see below)."""
+    pressure = reflection.pressure
+    return None if pressure is None or pressure.private else pressure.percent
+
+
+def _pressure_attributes(reflection: ReflectionState) -> dict[str, Any]:
+    """The warning tier reached and the window; the prompt's size only for a household turn.
+
+    A private turn's prompt size (its share in %, its tokens) is one person's detail: how much
+    they have been saying. The tier (0, 80, 90, 95) is a verdict, and stays.
+    """
+    pressure = reflection.pressure
+    if pressure is None:
+        return {}
+    size = {} if pressure.private else {"prompt_tokens": pressure.prompt_tokens}
+    return {"tier": pressure.tier, **size, "num_ctx": pressure.num_ctx, "private": pressure.private}
 
 
 # The inbox is the household's (states are readable by every user); the pass records and the
@@ -143,17 +163,8 @@ REFLECTION_SENSORS = (
         state_class=SensorStateClass.MEASUREMENT,
         entity_category=EntityCategory.DIAGNOSTIC,
         suggested_display_precision=0,
-        value_fn=lambda reflection: reflection.pressure.percent if reflection.pressure else None,
-        attributes_fn=lambda reflection: (
-            {}
-            if reflection.pressure is None
-            else {
-                "tier": reflection.pressure.tier,
-                "prompt_tokens": reflection.pressure.prompt_tokens,
-                "num_ctx": reflection.pressure.num_ctx,
-                "private": reflection.pressure.private,
-            }
-        ),
+        value_fn=_pressure_value,
+        attributes_fn=_pressure_attributes,
     ),
 )
 

@@ -215,7 +215,7 @@ async def test_recall_is_scoped_to_the_caller(
     journal_before = journal_bytes(hass, setup_alto)
     with pytest.raises(ServiceValidationError) as raised:
         await alto_service(hass, "forget", {"id": pin}, as_bob())
-    assert raised.value.translation_placeholders == {"reason": "not_visible"}
+    assert raised.value.translation_key == "not_found"  # as if it did not exist
     with pytest.raises(Unauthorized):
         await alto_service(
             hass, "remember", {"text": "Alice owes Bob money.", "owner": alice}, as_bob()

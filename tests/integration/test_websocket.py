@@ -214,7 +214,7 @@ async def test_a_user_cannot_forget_or_write_another_users_memories(
 
     forget = await bob.command(type="alto/forget", memory_id=ana_id)
     assert not forget["success"]
-    assert forget["error"]["translation_placeholders"] == {"reason": "not_visible"}
+    assert forget["error"]["translation_key"] == "not_found"  # as if it did not exist
     as_ana = await bob.command(type="alto/remember", text="Ana owes Bob money.", owner=ana.user.id)
     assert not as_ana["success"]
     assert as_ana["error"]["code"] == "unauthorized"

@@ -96,7 +96,11 @@ class MemoryWriter:
         return await self._remembers.submit(item)
 
     async def async_forget(self, ids: list[int], *, viewer: str | None) -> IntakeReport:
-        """Forget memories the viewer can see (and what was interpreted from them)."""
+        """Forget memories the viewer can see (and what was interpreted from them).
+
+        An id the viewer may not see is refused as one that does not exist (`unknown_id`), by
+        the same path: a forget must not tell whether someone else's private memory exists.
+        """
         async with self.rows_lock:
             report = self.unwritable("forget") or await self.async_catch_up("forget")
             if report is None:
@@ -111,6 +115,8 @@ class MemoryWriter:
                     report = report_of(result, op="forget")
                 except Exception as err:  # noqa: BLE001 - a store failure is one report
                     report = self.write_failed(err, "forget")
+        if report.reason == Reason.NOT_VISIBLE:
+            report.reason = Reason.UNKNOWN_ID.value
         return report
 
     async def async_reembed(self, model: str) -> ReembedReport:

@@ -3,7 +3,8 @@
 `async_surface` returns the thoughts a turn's model call sees: one verified within
 `surfacer_wait` joins this turn, a later one the conversation's next turn. The reply never waits
 longer than `surfacer_wait`. Every outcome but "nothing" fires `alto_thought` (its verdict, ids
-and counts: the words are the sensor's) and shows on `sensor.alto_last_thought`.
+and counts: the words are the sensor's) and shows on `sensor.alto_last_thought`: its verdict
+always, its thought only when everyone may read it (a household turn, household memories).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..const import DOMAIN, LOGGER
 from ..history import MAX_CONVERSATIONS, BufferEntry
 from ..memory.records import HOUSEHOLD
 from ..memory_organ.organ import MemoryOrgan
+from ..memory_organ.recorded import HistoryEraser
 from ..settings import AltoSettings
 from ..surface.render import render_for
 from ..surface.store_view import StoreMemoryView
@@ -33,7 +35,6 @@ from ..surface.surfacer import (
     SurfacerOptions,
     build_surfacer,
 )
-from .recorded import HistoryEraser
 
 EVENT_THOUGHT = "alto_thought"
 KEY_LAST_THOUGHT = "last_thought"  # the last thought sensor's key
@@ -54,7 +55,7 @@ class SurfaceOrgan:
     wait_s: float
     memory: MemoryOrgan | None = None
     last: SurfaceOutcome | None = None
-    last_surfaced: SurfaceOutcome | None = None
+    last_surfaced: SurfaceOutcome | None = None  # the sensor's thought: a household one only
     recorded: HistoryEraser | None = None  # the recorder's history of the last thought sensor
     _pending: set[asyncio.Task[Any]] = field(default_factory=set)
     # Thoughts verified after their turn had answered, by conversation, for its next turn.
@@ -175,7 +176,10 @@ class SurfaceOrgan:
             # Verified against quotes anyone may have said: no marker may ride along.
             text = neutralized(outcome.thought)
             thought = BufferEntry("assistant", text, "thought", private_to=private_to)
-            self.last_surfaced = outcome if private_to is None else None
+            # A household memory brought up by someone's private turn tells what they talked
+            # about: it stays with the turn, off the shared sensor.
+            shared = private_to is None and heard.actor is None
+            self.last_surfaced = outcome if shared else None
         self.last = outcome
         # Ids and counts only: the recorder keeps events, and a forget cannot take words back
         # from them; the household's thought is on the sensor, whose history a forget purges.
