@@ -26,6 +26,7 @@ from .coordinator import (
 )
 from .memory.server import ServerError
 from .memory_organ.damage import report_server_unavailable
+from .memory_organ.forgetting import forget_listener
 from .memory_organ.organ import MemoryOrgan, storage_dir
 from .model_client import close_client, make_client
 from .panel.recent import async_track_recent
@@ -91,6 +92,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         reflection=reflection,
         reflection_coordinator=reflection_coordinator,
     )
+    if memory is not None:  # the words of a forgotten memory leave the buffers, recorder, traces
+        forgotten = forget_listener(hass, entry.runtime_data.buffers)
+        entry.async_on_unload(memory.async_on_forget(forgotten))
     entry.async_on_unload(async_track_recent(hass, entry))
     entry.async_on_unload(entry.add_update_listener(_async_update_listener))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)

@@ -3,13 +3,17 @@
 Two people (or a user and a satellite) in one conversation id never share a buffer, so nothing
 one of them said reaches the other's prompt. A buffer left idle as long as Home Assistant keeps
 a chat session alive (five minutes) is gone, as HA's own session is.
+
+A forget reaches every buffer (`TurnBuffers.forget`): a memory is a verbatim quote of what
+someone said, so the entries that still hold a forgotten text leave the next prompt, and with a
+user's utterance goes the whole turn that answered it.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +25,11 @@ MAX_CONVERSATIONS = 64
 IDLE_EXPIRY_S = 300.0
 # `max_history` 0 keeps "all" turns, up to this many, so no buffer grows without bound.
 MAX_KEPT_TURNS = 200
+
+
+def normalized(text: str) -> str:
+    """`text` as forgetting compares it: case folded, every run of whitespace one space."""
+    return " ".join(text.casefold().split())
 
 
 def trim_step(kept: int) -> int:
@@ -81,6 +90,46 @@ class TurnBuffer:
         if len(user_positions) > kept + trim_step(kept):
             del self.entries[: user_positions[-kept]]
 
+    def forget(self, needles: Collection[str]) -> int:
+        """Drop what holds one of `needles` (`normalized` texts); return how many entries went.
+
+        An entry goes when its normalized content contains a needle. When it is a user's
+        utterance, its whole turn goes with it: the thoughts and noticings added for it before
+        it, and the reply and breadcrumbs after it, which answered it and may repeat it.
+        """
+        kept: list[BufferEntry] = []
+        for turn in self._turns():
+            if any(e.kind == "user" and _holds(e, needles) for e in turn):
+                continue
+            kept.extend(e for e in turn if not _holds(e, needles))
+        dropped = len(self.entries) - len(kept)
+        self.entries[:] = kept
+        return dropped
+
+    def _turns(self) -> Iterator[list[BufferEntry]]:
+        """The entries by turn, in order.
+
+        A turn is a user utterance, what was added before it since the previous turn (its
+        thoughts and noticings: `turn` adds them first), and the reply and breadcrumbs right
+        after it. A settled call's breadcrumb, added at the start of the next turn, stays with
+        the turn that asked for the call.
+        """
+        turn: list[BufferEntry] = []
+        answered = False
+        for entry in self.entries:
+            if answered and entry.kind not in ("reply", "breadcrumb"):
+                yield turn
+                turn, answered = [], False
+            turn.append(entry)
+            answered |= entry.kind == "user"
+        if turn:
+            yield turn
+
+
+def _holds(entry: BufferEntry, needles: Collection[str]) -> bool:
+    content = normalized(entry.content)
+    return any(needle in content for needle in needles)
+
 
 type Speaker = tuple[str | None, str | None]  # (HA user id, device id)
 
@@ -117,6 +166,16 @@ class TurnBuffers:
         while len(self._buffers) > self._capacity:
             self._buffers.popitem(last=False)
         return buffer
+
+    def forget(self, texts: Collection[str]) -> int:
+        """Drop every entry of every buffer holding a forgotten text (`TurnBuffer.forget`).
+
+        Returns how many entries went.
+        """
+        needles = {needle for needle in map(normalized, texts) if needle}
+        if not needles:
+            return 0
+        return sum(buffer.forget(needles) for _used, buffer in self._buffers.values())
 
     def __len__(self) -> int:
         """The number of buffers kept."""

@@ -38,9 +38,9 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 from pytest_homeassistant_custom_component.typing import RecorderInstanceContextManager
 
 from custom_components.alto.const import CONF_MAX_MEMORIES, CONF_SURFACER_WAIT
+from custom_components.alto.memory_organ.recorded import HistoryEraser, sqlite_zeroes_deleted
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import EVENT_THOUGHT, signal_thought
-from custom_components.alto.surface_organ.recorded import HistoryEraser, sqlite_zeroes_deleted
 
 from ..fake_ollama import FakeOllama, is_render
 from ..on_disk import holding
@@ -84,7 +84,7 @@ def secure_delete(request: pytest.FixtureRequest) -> Iterator[bool]:
     with (
         patch("homeassistant.components.recorder.core.setup_connection_for_dialect", setup),
         patch(
-            "custom_components.alto.surface_organ.recorded.sqlite_zeroes_deleted",
+            "custom_components.alto.memory_organ.recorded.sqlite_zeroes_deleted",
             return_value=False,
         ),
     ):
@@ -214,10 +214,10 @@ async def test_forgetting_a_private_memory_keeps_the_recorded_history(
     private = await remember(hass, "My locker code is 5550.", alice)
     purged: list[str] = []
 
-    async def purge(_hass: HomeAssistant, purged_id: str) -> None:
-        purged.append(purged_id)
+    async def purge(_hass: HomeAssistant, entity_ids: list[str], _forgotten: Any) -> None:
+        purged.extend(entity_ids)
 
-    with patch("custom_components.alto.surface_organ.recorded._async_purge", purge):
+    with patch("custom_components.alto.memory_organ.recorded._async_purge", purge):
         await alto_service(hass, "forget", {"id": private}, alice)
         await hass.async_block_till_done(wait_background_tasks=True)
     await async_wait_recording_done(hass)
@@ -234,13 +234,13 @@ async def test_erasures_never_overlap(recorder_mock: Recorder, hass: HomeAssista
     started, release = asyncio.Event(), asyncio.Event()
     purged: list[str] = []
 
-    async def purge(_hass: HomeAssistant, purged_id: str) -> None:
-        purged.append(purged_id)
+    async def purge(_hass: HomeAssistant, entity_ids: list[str], _forgotten: Any) -> None:
+        purged.extend(entity_ids)
         started.set()
         await release.wait()
 
     eraser = HistoryEraser(hass, "entry_last_thought")
-    with patch("custom_components.alto.surface_organ.recorded._async_purge", purge):
+    with patch("custom_components.alto.memory_organ.recorded._async_purge", purge):
         eraser.async_erase()
         await started.wait()
         eraser.async_erase()

@@ -50,7 +50,6 @@ from ..memory.qualification import (
     Mode,
     QualificationTable,
     load_table,
-    normalize_digest,
     record_qualification,
 )
 from ..memory.qualification import effective_mode as mode_for_pair
@@ -58,6 +57,7 @@ from ..memory.records import HOUSEHOLD, Kind, Row
 from ..memory.references import KIND_NAMES
 from ..memory.server import namespace
 from ..memory.store import MemoryStore, ServerCheck
+from ..model.digest import normalize_digest
 from ..model.ollama_io import call_model_for
 from ..settings import AltoSettings
 from . import freshness
