@@ -111,11 +111,16 @@ class InboxTodo(AltoCoordinatorEntity[ReflectionCoordinator], _UnexposedList):
 
 
 class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
-    """The household's memories."""
+    """The household's memories, named so (the panel shows the viewer's private ones too)."""
 
     _attr_supported_features = (
         TodoListEntityFeature.CREATE_TODO_ITEM | TodoListEntityFeature.DELETE_TODO_ITEM
     )
+
+    @property
+    def suggested_object_id(self) -> str:
+        """`memories`: the entity id stays `todo.<device>_memories` whatever the list is called."""
+        return "memories"
 
     def __init__(
         self, entry: AltoConfigEntry, coordinator: MemoryCoordinator, memory: MemoryOrgan

@@ -28,9 +28,6 @@ from ..fake_ollama import CHAT_MODEL, EMBED_MODEL
 
 ROOT = Path(__file__).parents[2]
 CONFIG = """
-http:
-  server_host: 127.0.0.1
-  server_port: {port}
 api:
 config:
 onboarding:
@@ -40,6 +37,17 @@ logger:
   logs:
     custom_components.alto: info
 """
+
+
+def _http_store(port: int) -> str:
+    """Home Assistant's stored HTTP settings (`.storage/http`): listen on 127.0.0.1:`port` only.
+
+    Stored, not in configuration.yaml: Home Assistant takes an `http:` block there as a change to
+    confirm in the UI, and reverts it with a restart five minutes later without a confirmation.
+    This is version 1 of the store, which Home Assistant migrates and completes with its defaults.
+    """
+    data = {"server_host": ["127.0.0.1"], "server_port": port}
+    return json.dumps({"version": 1, "key": "http", "data": data})
 
 
 def free_port() -> int:
@@ -85,7 +93,9 @@ class HomeAssistantProcess:
         self._ollama: subprocess.Popen[bytes] | None = None
         config_dir.mkdir(parents=True, exist_ok=True)
         extra = "".join(f"{component}:\n" for component in components)
-        (config_dir / "configuration.yaml").write_text(CONFIG.format(port=self.port) + extra)
+        (config_dir / "configuration.yaml").write_text(CONFIG + extra)
+        (config_dir / ".storage").mkdir(exist_ok=True)
+        (config_dir / ".storage" / "http").write_text(_http_store(self.port))
         (config_dir / "custom_components").mkdir(exist_ok=True)
         link = config_dir / "custom_components" / "alto"
         if not link.exists():

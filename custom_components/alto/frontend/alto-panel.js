@@ -27,6 +27,7 @@ const STYLE = `
   section { background: var(--card-background-color, white); border-radius: 12px;
     padding: 16px; box-shadow: var(--ha-card-box-shadow, 0 1px 3px rgba(0,0,0,0.2)); }
   h2 { margin: 0 0 12px; font-size: 18px; font-weight: 500; }
+  .caption { margin: -4px 0 12px; color: var(--secondary-text-color); font-size: 14px; }
   form { display: flex; flex-wrap: wrap; gap: 8px; margin-bottom: 12px; }
   input[type=text], select { flex: 1 1 220px; padding: 8px; font: inherit; border-radius: 6px;
     border: 1px solid var(--divider-color, #ccc); background: var(--card-background-color);
@@ -281,6 +282,10 @@ class AltoPanel extends HTMLElement {
     if (!this._view.memory_available) return [h("p", { class: "empty" }, this.t("memory_unavailable"))];
     const shown = this._results ? this._results.memories : memories;
     return [
+      // What this list holds, which is more than the household-only to-do list shows; an
+      // administrator is told that others' private memories are counted, not listed.
+      h("p", { class: "caption" }, this.t("memories_caption"),
+        this._view.viewer.is_admin ? ` ${this.t("memories_caption_admin")}` : null),
       this._searchForm(),
       this._rememberForm(),
       this._results
