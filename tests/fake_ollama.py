@@ -2,10 +2,11 @@
 
 The real `ollama` client talks to it over HTTP. It serves `/api/version`, `/api/tags` (with
 digests), `/api/show`, `/api/chat` (streamed NDJSON or one JSON object) and `/api/embed`
-(deterministic bag-of-words vectors), records every request body, answers chat requests from a
-queue, then from scripted rules, then with a default reply, and can inject failures: an HTTP
-error status, a slow answer, a stream cut mid-way or an error line mid-stream. `stop()` and
-`start()` keep the port, so "Ollama went away and came back" is a real refused connection.
+(deterministic bag-of-words vectors), records every request body, answers chat requests (with text
+or a tool call) from a queue, then from scripted rules, then with a default reply, and can inject
+failures: an HTTP error status, a slow answer, a stream cut mid-way or an error line mid-stream.
+`stop()` and `start()` keep the port, so "Ollama went away and came back" is a real refused
+connection.
 """
 
 from __future__ import annotations
@@ -48,12 +49,19 @@ class ChatReply:
     error_line_after: int | None = None  # send an {"error": ...} line after this many chunks
     done_reason: str = "stop"
     omit_done: bool = False  # end the HTTP response cleanly without the final done line
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # sent with the first chunk
 
     @classmethod
     def text(cls, text: str, chunk_size: int = 4, **kwargs: Any) -> ChatReply:
         """A reply streamed in chunks of `chunk_size` characters."""
         chunks = [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
         return cls(chunks=chunks, **kwargs)
+
+    @classmethod
+    def calling(cls, name: str, arguments: dict[str, Any], **kwargs: Any) -> ChatReply:
+        """A reply that calls one tool, as Ollama sends it: one line with no content."""
+        call = {"function": {"name": name, "arguments": arguments}}
+        return cls(chunks=[""], tool_calls=[call], **kwargs)
 
     def as_reply_object(self) -> ChatReply:
         """The same reply (failures, delays included) as Alto's JSON reply object."""
@@ -282,13 +290,22 @@ class FakeOllama:
                 return responder(body) if callable(responder) else responder
         return self.default(body) if callable(self.default) else self.default
 
-    def _line(self, body: dict[str, Any], content: str, done: bool, reason: str) -> dict:
+    def _line(
+        self,
+        body: dict[str, Any],
+        content: str,
+        done: bool,
+        reason: str,
+        tool_calls: list[dict[str, Any]] | None = None,
+    ) -> dict:
         line: dict[str, Any] = {
             "model": body.get("model"),
             "created_at": "2026-11-30T12:00:00.000000Z",
             "message": {"role": "assistant", "content": content},
             "done": done,
         }
+        if tool_calls:
+            line["message"]["tool_calls"] = tool_calls
         if done:
             line |= {
                 "done_reason": reason,
@@ -312,7 +329,9 @@ class FakeOllama:
             return web.json_response({"error": reply.error}, status=reply.status)
         if body.get("stream") is False:
             text = "".join(reply.chunks)
-            return web.json_response(self._line(body, text, True, reply.done_reason))
+            return web.json_response(
+                self._line(body, text, True, reply.done_reason, reply.tool_calls)
+            )
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
         for index, chunk in enumerate(reply.chunks):
@@ -323,7 +342,9 @@ class FakeOllama:
                 await response.write(json.dumps({"error": reply.error}).encode() + b"\n")
                 await response.write_eof()
                 return response
-            await response.write(json.dumps(self._line(body, chunk, False, "")).encode() + b"\n")
+            calls = reply.tool_calls if index == 0 else None
+            line = self._line(body, chunk, False, "", calls)
+            await response.write(json.dumps(line).encode() + b"\n")
             if reply.chunk_delay_s:
                 await asyncio.sleep(reply.chunk_delay_s)
         if not reply.omit_done:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,263 @@ def has_breadcrumb(body: dict[str, Any]) -> bool:
     )
 
 
+# --- one span, one verdict ------------------------------------------------------------------
+
+
+SAID = "On it."
+DEMO_DOMAINS = ("light", "lock", "cover", "climate", "switch")
+# What a refused spoof must leave as it was: the light it names, the switch, the exposed lock.
+SPOOFED = {"light.bed_light": "off", "switch.ac": "off", "lock.front_door": "locked"}
+FRONT_DOOR = ("lock.front_door",)
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """One case (`name` is its test id): a span, the executor's proposal, what the turn leaves.
+
+    `after` gives an entity's state, or some of its attributes; `reason` and `tier` are compared
+    when given. `notified`: one notification naming the entity, else none at all.
+    """
+
+    name: str
+    span: str
+    proposal: dict[str, Any] | str
+    verdict: str
+    after: dict[str, str | dict[str, Any]] = field(default_factory=dict)
+    reason: str | None = None
+    tier: str | None = None
+    notified: bool = False
+    expose: tuple[str, ...] = ()
+
+
+def demo_states(hass: HomeAssistant) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The demo devices' states and attributes."""
+    return {s.entity_id: (s.state, dict(s.attributes)) for s in hass.states.async_all(DEMO_DOMAINS)}
+
+
+async def act_once(
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event], act: Act
+) -> conversation.ConversationResult:
+    """One turn whose reply holds `act.span`, checked against `act`; returns the turn's result.
+
+    Whatever the case, the turn answers with the model's speech (asking to confirm when a call is
+    held), fires exactly one event whose verdict the event entity shows, and changes nothing but
+    an executed call's own entity, through that one service call.
+    """
+    for entity_id in act.expose:
+        async_expose_entity(hass, "conversation", entity_id, True)
+    script.say(f"¤{act.span}¤¦{SAID}¦")
+    script.propose(act.span, act.proposal)
+    before = demo_states(hass)
+    result = await converse_and_settle(hass, "do it")
+
+    assert answered(result)
+    if act.verdict == "awaiting_confirmation":
+        assert asks_to_confirm(result, SAID)
+    else:
+        assert speech(result) == SAID
+    data = only(intents)
+    assert data["verdict"] == act.verdict
+    if act.reason is not None:
+        assert data["reason"] == act.reason
+    if act.tier is not None:
+        assert data["tier"] == act.tier
+    assert hass.states.get(EVENT_ENTITY).attributes["event_type"] == act.verdict
+    for entity_id, expected in act.after.items():
+        state = hass.states.get(entity_id)
+        if isinstance(expected, str):
+            assert state.state == expected, entity_id
+        else:
+            assert {key: state.attributes.get(key) for key in expected} == expected, entity_id
+
+    executed = act.verdict == "executed" and isinstance(act.proposal, dict)
+    target = act.proposal["entity"] if executed else None
+    expected_calls = [(target.partition(".")[0], act.proposal["service"])] if executed else []
+    assert [(c.data["domain"], service_of(c.data)) for c in service_calls] == expected_calls
+    unchanged = {key: value for key, value in before.items() if key != target}
+    assert {key: value for key, value in demo_states(hass).items() if key != target} == unchanged
+
+    notes = notifications(hass)
+    if act.notified:
+        assert len(notes) == 1
+        named = (target, hass.states.get(target).attributes["friendly_name"])
+        assert any(name in notes[0] for name in named), notes
+    else:
+        assert notes == []
+    return result
+
+
+ACTS = [
+    Act(
+        "service-data-reaches-the-device",
+        "dim the kitchen lights to half",
+        call_ha_service("light.kitchen_lights", "turn_on", brightness=128),
+        "executed",
+        {"light.kitchen_lights": {"brightness": 128}},
+    ),
+    Act(
+        "climate-acts-and-notifies",
+        "set the hvac to 23 degrees",
+        call_ha_service("climate.hvac", "set_temperature", temperature=23),
+        "executed",
+        {"climate.hvac": {"temperature": 23}},
+        tier="act_and_notify",
+        notified=True,
+    ),
+    Act(
+        "ordinary-cover-acts-and-notifies",
+        "open the kitchen window",
+        call_ha_service("cover.kitchen_window", "open_cover"),
+        "executed",
+        {"cover.kitchen_window": "open"},
+        tier="act_and_notify",
+        notified=True,
+    ),
+    Act(
+        "unexposed-lock",
+        "unlock the front door",
+        call_ha_service("lock.front_door", "unlock"),
+        "refused",
+        {"lock.front_door": "locked"},
+        reason="unknown_entity",
+    ),
+    # The model's domain is discarded: the registry says light, and lights cannot unlock.
+    Act(
+        "spoofed-domain",
+        "do the thing",
+        {
+            "tool": "call_ha_service",
+            "entity": "light.bed_light",
+            "service": "unlock",
+            "domain": "lock",
+        },
+        "refused",
+        SPOOFED,
+        reason="service_not_allowed",
+        expose=FRONT_DOOR,
+    ),
+    Act(
+        "foreign-service",
+        "do the thing",
+        call_ha_service("light.bed_light", "lock.unlock"),
+        "refused",
+        SPOOFED,
+        reason="service_not_allowed",
+        expose=FRONT_DOOR,
+    ),
+    Act(
+        "other-domains-service",
+        "do the thing",
+        call_ha_service("switch.ac", "light.turn_on"),
+        "refused",
+        SPOOFED,
+        reason="service_not_allowed",
+        expose=FRONT_DOOR,
+    ),
+    Act(
+        "smuggled-entity",
+        "do the thing",
+        call_ha_service("light.bed_light", "turn_on", entity_id="lock.front_door"),
+        "refused",
+        SPOOFED,
+        reason="entity_smuggled",
+        expose=FRONT_DOOR,
+    ),
+    Act(
+        "unknown-data-key",
+        "do the thing",
+        call_ha_service("light.bed_light", "turn_on", flash="long"),
+        "refused",
+        SPOOFED,
+        reason="bad_data_key",
+        expose=FRONT_DOOR,
+    ),
+    Act(
+        "temperature-out-of-range",
+        "set the hvac to 40 degrees",
+        call_ha_service("climate.hvac", "set_temperature", temperature=40),
+        "refused",
+        reason="bad_data_value",
+    ),
+    Act(
+        "malformed-proposal",
+        "turn on the bed light",
+        "Sure! I'll turn on light.bed_light for you.",
+        "refused",
+        {"light.bed_light": "off"},
+        reason="malformed_proposal",
+    ),
+    Act("none-proposal", "make me a sandwich", NONE, "refused"),
+]
+
+
+@pytest.mark.usefixtures("alto")
+@pytest.mark.parametrize("act", ACTS, ids=lambda act: act.name)
+async def test_one_span_gets_its_verdict(
+    hass: HomeAssistant,
+    script: Script,
+    intents: list[Event],
+    service_calls: list[Event],
+    act: Act,
+) -> None:
+    """Default consent: a span runs, notifies or is refused as its proposal and tier say."""
+    await act_once(hass, script, intents, service_calls, act)
+
+
+class TestConsentOverrides:
+    """Consent tiers changed in the options."""
+
+    @pytest.fixture
+    def entry_options(self) -> dict[str, Any]:
+        """Climate and covers autonomous, lights confirm first."""
+        return {
+            "consent": {"climate": "autonomous", "light": "confirm_first", "cover": "autonomous"}
+        }
+
+    @pytest.mark.usefixtures("alto")
+    @pytest.mark.parametrize(
+        "act",
+        [
+            Act(
+                "climate-made-autonomous",
+                "set the hvac to 23 degrees",
+                call_ha_service("climate.hvac", "set_temperature", temperature=23),
+                "executed",
+                {"climate.hvac": {"temperature": 23}},
+                tier="autonomous",
+            ),
+            Act(
+                "lights-made-confirm-first",
+                "turn on the bed light",
+                call_ha_service("light.bed_light", "turn_on"),
+                "awaiting_confirmation",
+                {"light.bed_light": "off"},
+                tier="confirm_first",
+            ),
+            # A garage door still asks first when covers are made autonomous.
+            Act(
+                "garage-stays-confirm-first",
+                "open the garage door",
+                call_ha_service("cover.garage_door", "open_cover"),
+                "awaiting_confirmation",
+                {"cover.garage_door": "closed"},
+                tier="confirm_first",
+            ),
+        ],
+        ids=lambda act: act.name,
+    )
+    async def test_override_sets_the_tier(
+        self,
+        hass: HomeAssistant,
+        script: Script,
+        intents: list[Event],
+        service_calls: list[Event],
+        act: Act,
+    ) -> None:
+        """The overridden tier decides; a garage door is confirm-first whatever covers are."""
+        await act_once(hass, script, intents, service_calls, act)
+
+
 # --- execution ------------------------------------------------------------------------------
 
 
@@ -116,26 +374,11 @@ async def test_span_turns_on_an_exposed_light(
     assert dt_util.parse_datetime(state.state) is not None
     assert state.attributes["event_type"] == "executed"
     assert state.attributes["entity_id"] == "light.bed_light"
-    assert state.attributes["span"] == "turn on the bed light"
+    assert "span" not in state.attributes  # a shared entity carries no one's words
     assert state.attributes["tier"] == "autonomous"
     # Who asked, in which conversation: on the bus event only, never in recorded attributes.
     assert "conversation_id" not in state.attributes
     assert "user_id" not in state.attributes
-
-
-@pytest.mark.usefixtures("alto")
-async def test_service_data_reaches_the_device(
-    hass: HomeAssistant, script: Script, intents: list[Event]
-) -> None:
-    """The proposal's service data reaches the device."""
-    script.say("¤dim the kitchen lights to half¤¦Dimming.¦")
-    script.propose(
-        "dim the kitchen lights to half",
-        call_ha_service("light.kitchen_lights", "turn_on", brightness=128),
-    )
-    await converse_and_settle(hass, "dim the kitchen")
-    assert only(intents)["verdict"] == "executed"
-    assert hass.states.get("light.kitchen_lights").attributes["brightness"] == 128
 
 
 @pytest.mark.usefixtures("alto")
@@ -192,102 +435,6 @@ async def test_each_span_gets_one_executor_call(
 
 
 @pytest.mark.usefixtures("alto")
-async def test_unexposed_lock_is_refused(
-    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
-) -> None:
-    """A lock not exposed to Assist is refused, and nothing is called."""
-    script.say("¤unlock the front door¤¦Unlocking.¦")
-    script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
-    result = await converse_and_settle(hass, "let me in")
-    assert answered(result)
-    data = only(intents)
-    assert data["verdict"] == "refused"
-    assert data["reason"] == "unknown_entity"
-    assert hass.states.get("lock.front_door").state == "locked"
-    assert calls_to(service_calls, "lock") == []
-    assert hass.states.get(EVENT_ENTITY).attributes["event_type"] == "refused"
-
-
-@pytest.mark.usefixtures("alto")
-@pytest.mark.parametrize(
-    ("proposal", "reason"),
-    [
-        # The model's domain is discarded: the registry says light, and lights cannot unlock.
-        (
-            {
-                "tool": "call_ha_service",
-                "entity": "light.bed_light",
-                "service": "unlock",
-                "domain": "lock",
-            },
-            "service_not_allowed",
-        ),
-        (call_ha_service("light.bed_light", "lock.unlock"), "service_not_allowed"),
-        (call_ha_service("switch.ac", "light.turn_on"), "service_not_allowed"),
-        (
-            call_ha_service("light.bed_light", "turn_on", entity_id="lock.front_door"),
-            "entity_smuggled",
-        ),
-        (call_ha_service("light.bed_light", "turn_on", flash="long"), "bad_data_key"),
-    ],
-)
-async def test_spoofed_or_foreign_service_is_refused(
-    hass: HomeAssistant,
-    script: Script,
-    intents: list[Event],
-    service_calls: list[Event],
-    *,
-    proposal: dict[str, Any],
-    reason: str,
-) -> None:
-    """Spoofed domains, foreign services, smuggled targets and bad keys are refused."""
-    async_expose_entity(hass, "conversation", "lock.front_door", True)
-    script.say("¤do the thing¤¦Done.¦")
-    script.propose("do the thing", proposal)
-    await converse_and_settle(hass, "do it")
-    data = only(intents)
-    assert (data["verdict"], data["reason"]) == ("refused", reason)
-    assert calls_to(service_calls, "light", "lock", "switch") == []
-    assert hass.states.get("light.bed_light").state == "off"
-    assert hass.states.get("switch.ac").state == "off"
-    assert hass.states.get("lock.front_door").state == "locked"
-
-
-@pytest.mark.usefixtures("alto")
-async def test_climate_temperature_out_of_range_is_refused(
-    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
-) -> None:
-    """A temperature outside the entity's range is refused, without a notification."""
-    before = hass.states.get("climate.hvac").attributes["temperature"]
-    script.say("¤set the hvac to 40 degrees¤¦Setting it.¦")
-    script.propose(
-        "set the hvac to 40 degrees",
-        call_ha_service("climate.hvac", "set_temperature", temperature=40),
-    )
-    await converse_and_settle(hass, "make it hot")
-    data = only(intents)
-    assert (data["verdict"], data["reason"]) == ("refused", "bad_data_value")
-    assert hass.states.get("climate.hvac").attributes["temperature"] == before
-    assert calls_to(service_calls, "climate") == []
-    assert notifications(hass) == []
-
-
-@pytest.mark.usefixtures("alto")
-async def test_malformed_proposal_is_refused(
-    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
-) -> None:
-    """An executor answer that is not a proposal is refused; the turn still answers."""
-    script.say("¤turn on the bed light¤¦On it.¦")
-    script.propose("turn on the bed light", "Sure! I'll turn on light.bed_light for you.")
-    result = await converse_and_settle(hass, "light")
-    assert answered(result)
-    data = only(intents)
-    assert (data["verdict"], data["reason"]) == ("refused", "malformed_proposal")
-    assert calls_to(service_calls, "light") == []
-    assert hass.states.get("light.bed_light").state == "off"
-
-
-@pytest.mark.usefixtures("alto")
 async def test_executor_http_error_still_answers(
     hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
@@ -305,106 +452,6 @@ async def test_executor_http_error_still_answers(
     assert (
         speech(await converse_and_settle(hass, "hello?", result.conversation_id)) == "Still here."
     )
-
-
-@pytest.mark.usefixtures("alto")
-async def test_none_proposal_changes_nothing(
-    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
-) -> None:
-    """A `none` proposal is a refusal that calls nothing."""
-    script.say("¤make me a sandwich¤¦I can't cook.¦")
-    script.propose("make me a sandwich", NONE)
-    result = await converse_and_settle(hass, "sandwich")
-    assert speech(result) == "I can't cook."
-    assert only(intents)["verdict"] == "refused"
-    assert service_calls == []
-
-
-# --- tiers ----------------------------------------------------------------------------------
-
-
-@pytest.mark.usefixtures("alto")
-async def test_act_and_notify_executes_and_notifies(
-    hass: HomeAssistant, script: Script, intents: list[Event]
-) -> None:
-    """An act-and-notify climate change runs and leaves one notification."""
-    script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
-    script.propose(
-        "set the hvac to 23 degrees",
-        call_ha_service("climate.hvac", "set_temperature", temperature=23),
-    )
-    await converse_and_settle(hass, "a bit warmer")
-    data = only(intents)
-    assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
-    assert hass.states.get("climate.hvac").attributes["temperature"] == 23
-    notes = notifications(hass)
-    assert len(notes) == 1
-    assert "climate.hvac" in notes[0] or "Hvac" in notes[0]
-
-
-@pytest.mark.usefixtures("alto")
-async def test_ordinary_cover_is_act_and_notify(
-    hass: HomeAssistant, script: Script, intents: list[Event]
-) -> None:
-    """An ordinary cover opens and notifies."""
-    script.say("¤open the kitchen window¤¦Opening.¦")
-    script.propose("open the kitchen window", call_ha_service("cover.kitchen_window", "open_cover"))
-    await converse_and_settle(hass, "air please")
-    data = only(intents)
-    assert (data["verdict"], data["tier"]) == ("executed", "act_and_notify")
-    assert hass.states.get("cover.kitchen_window").state == "open"
-    assert len(notifications(hass)) == 1
-
-
-class TestConsentOverrides:
-    """Consent tiers changed in the options."""
-
-    @pytest.fixture
-    def entry_options(self) -> dict[str, Any]:
-        """Climate and covers autonomous, lights confirm first."""
-        return {
-            "consent": {"climate": "autonomous", "light": "confirm_first", "cover": "autonomous"}
-        }
-
-    @pytest.mark.usefixtures("alto")
-    async def test_override_makes_climate_autonomous(
-        self, hass: HomeAssistant, script: Script, intents: list[Event]
-    ) -> None:
-        """Climate made autonomous runs without a notification."""
-        script.say("¤set the hvac to 23 degrees¤¦Setting 23.¦")
-        script.propose(
-            "set the hvac to 23 degrees",
-            call_ha_service("climate.hvac", "set_temperature", temperature=23),
-        )
-        await converse_and_settle(hass, "a bit warmer")
-        assert (only(intents)["verdict"], only(intents)["tier"]) == ("executed", "autonomous")
-        assert hass.states.get("climate.hvac").attributes["temperature"] == 23
-        assert notifications(hass) == []
-
-    @pytest.mark.usefixtures("alto")
-    async def test_override_makes_lights_confirm_first(
-        self, hass: HomeAssistant, script: Script, intents: list[Event]
-    ) -> None:
-        """Lights made confirm-first wait and ask."""
-        script.say("¤turn on the bed light¤¦Turning it on.¦")
-        script.propose("turn on the bed light", call_ha_service("light.bed_light", "turn_on"))
-        result = await converse_and_settle(hass, "bed light")
-        data = only(intents)
-        assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
-        assert hass.states.get("light.bed_light").state == "off"
-        assert asks_to_confirm(result, "Turning it on.")
-
-    @pytest.mark.usefixtures("alto")
-    async def test_garage_stays_confirm_first_despite_cover_override(
-        self, hass: HomeAssistant, script: Script, intents: list[Event]
-    ) -> None:
-        """A garage door still asks first when covers are made autonomous."""
-        script.say("¤open the garage door¤¦Opening the garage.¦")
-        script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
-        await converse_and_settle(hass, "garage")
-        data = only(intents)
-        assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
-        assert hass.states.get("cover.garage_door").state == "closed"
 
 
 # --- confirm first --------------------------------------------------------------------------
@@ -529,16 +576,18 @@ async def test_yes_in_another_conversation_does_not_confirm(
 
 @pytest.mark.usefixtures("alto")
 async def test_garage_door_is_confirm_first(
-    hass: HomeAssistant, script: Script, intents: list[Event]
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
     """A garage door asks first and opens on yes."""
-    script.say("¤open the garage door¤¦Opening the garage.¦")
-    script.propose("open the garage door", call_ha_service("cover.garage_door", "open_cover"))
-    first = await converse_and_settle(hass, "open the garage")
-    assert asks_to_confirm(first, "Opening the garage.")
-    data = only(intents)
-    assert (data["verdict"], data["tier"]) == ("awaiting_confirmation", "confirm_first")
-    assert hass.states.get("cover.garage_door").state == "closed"
+    garage = Act(
+        "garage-door",
+        "open the garage door",
+        call_ha_service("cover.garage_door", "open_cover"),
+        "awaiting_confirmation",
+        {"cover.garage_door": "closed"},
+        tier="confirm_first",
+    )
+    first = await act_once(hass, script, intents, service_calls, garage)
     intents.clear()
     await converse_and_settle(hass, "yes please", first.conversation_id)
     assert only(intents)["verdict"] == "confirmed"
@@ -656,17 +705,18 @@ async def test_read_span_gets_one_follow_up_with_the_state(
 
 @pytest.mark.usefixtures("alto")
 async def test_read_of_an_unexposed_entity_is_refused_without_follow_up(
-    hass: HomeAssistant, script: Script, intents: list[Event]
+    hass: HomeAssistant, script: Script, intents: list[Event], service_calls: list[Event]
 ) -> None:
     """Reading an unexposed entity is refused, with no follow-up and no state."""
-    script.say("¤is the front door locked¤¦Let me check.¦")
-    script.propose(
-        "is the front door locked", {"tool": "get_device_state", "entity": "lock.front_door"}
+    read = Act(
+        "unexposed-read",
+        "is the front door locked",
+        {"tool": "get_device_state", "entity": "lock.front_door"},
+        "refused",
+        reason="unknown_entity",
     )
-    await converse_and_settle(hass, "front door?")
+    await act_once(hass, script, intents, service_calls, read)
     assert len(script.conversation_requests) == 1
-    data = only(intents)
-    assert (data["verdict"], data["reason"]) == ("refused", "unknown_entity")
     assert "locked" not in json.dumps(script.conversation_requests[0]["messages"][1:])
 
 
@@ -732,8 +782,8 @@ class TestSlowDevice:
 
     @pytest.fixture
     def entry_options(self) -> dict[str, Any]:
-        """Locks autonomous and a half-second model timeout."""
-        return {"consent": {"lock": "autonomous"}, "request_timeout": 0.5}
+        """A half-second model timeout (a lock always asks first: it runs on the user's yes)."""
+        return {"request_timeout": 0.5}
 
     @pytest.mark.usefixtures("front_door_exposed")
     async def test_slow_lock_finishes_and_the_model_stays_available(
@@ -743,9 +793,12 @@ class TestSlowDevice:
         script.say("¤unlock the front door¤¦Unlocking it.¦")
         script.propose("unlock the front door", call_ha_service("lock.front_door", "unlock"))
         with patch(f"{DEMO}.lock.LOCK_UNLOCK_DELAY", 1.0):
-            result = await converse_and_settle(hass, "let me in")
-        assert speech(result) == "Unlocking it."
-        assert only(intents)["verdict"] == "executed"
+            asked = await converse_and_settle(hass, "let me in")
+            await converse_and_settle(hass, "yes", asked.conversation_id)
+        assert [event.data["verdict"] for event in intents] == [
+            "awaiting_confirmation",
+            "confirmed",
+        ]
         assert hass.states.get("lock.front_door").state == "unlocked"
         assert hass.states.get("binary_sensor.alto_model_available").state == "on"
 
