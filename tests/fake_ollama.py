@@ -5,6 +5,9 @@ digests), `/api/show`, `/api/chat` (streamed NDJSON or one JSON object) and `/ap
 (deterministic bag-of-words vectors), records every request body, answers chat requests (with text
 or a tool call) from a queue, then from scripted rules, then with a default reply, and can inject
 failures: an HTTP error status, a slow answer, a stream cut mid-way or an error line mid-stream.
+Models households run are reproduced too: a thinking model streams `message.thinking` before its
+content (`thinkers`: qwen3 thinks unless sent `think: false`, gpt-oss always), a model that cannot
+think answers `think: true` with Ollama's 400, and a reply can ignore `format` (`plain`).
 `stop()` and `start()` keep the port, so "Ollama went away and came back" is a real refused
 connection.
 """
@@ -17,6 +20,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +54,9 @@ class ChatReply:
     done_reason: str = "stop"
     omit_done: bool = False  # end the HTTP response cleanly without the final done line
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # sent with the first chunk
+    # What a thinking model thinks first: one `message.thinking` line each, when it thinks.
+    thinking: list[str] = field(default_factory=list)
+    plain: bool = False  # a model that ignores `format`: the chunks go out as written
 
     @classmethod
     def text(cls, text: str, chunk_size: int = 4, **kwargs: Any) -> ChatReply:
@@ -69,6 +76,19 @@ class ChatReply:
         text = reply_object("".join(self.chunks))
         chunks = [text[i : i + size] for i in range(0, len(text), size)]
         return dataclasses.replace(self, chunks=chunks)
+
+
+def first_choices(body: dict[str, Any]) -> ChatReply:
+    """How a tiny model answers the executor's schema: the first value of each enum.
+
+    The first branch of the schema's `anyOf` (a service call when there is one), its first
+    entity and first service, no data.
+    """
+    branch = body["format"]["anyOf"][0]
+    answer: dict[str, Any] = {}
+    for name, spec in branch["properties"].items():
+        answer[name] = spec["enum"][0] if "enum" in spec else {}
+    return ChatReply(chunks=[json.dumps(answer)])
 
 
 def wants_reply_object(body: dict[str, Any]) -> bool:
@@ -141,6 +161,10 @@ class FakeOllama:
         self.fail_tags = 0  # answer this many /api/tags requests with HTTP 500
         self.fail_embed = 0  # answer this many /api/embed requests with HTTP 500
         self.api_key: str | None = None  # when set, requests need `Authorization: Bearer <key>`
+        # Thinking models: name -> whether it thinks even when sent `think: false` (gpt-oss
+        # does; qwen3 thinks only unless told not to).
+        self.thinkers: dict[str, bool] = {}
+        self.chat_times: list[float] = []  # when each /api/chat request arrived (monotonic)
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -251,8 +275,10 @@ class FakeOllama:
                 "template": "{{ .Prompt }}",
                 "details": {"format": "gguf", "family": "llama", "parameter_size": "3.2B"},
                 "model_info": {"general.architecture": "llama"},
-                # As Ollama says it: an embedding model embeds, the others chat.
-                "capabilities": ["embedding"] if "embed" in name else ["completion", "tools"],
+                # As Ollama says it: an embedding model embeds, the others chat; some think.
+                "capabilities": ["embedding"]
+                if "embed" in name
+                else ["completion", "tools", *(["thinking"] if name in self.thinkers else [])],
                 "modified_at": "2026-11-01T10:00:00.000000+00:00",
             }
         )
@@ -278,9 +304,18 @@ class FakeOllama:
 
     def _pick(self, body: dict[str, Any]) -> ChatReply:
         reply = self._scripted(body)
+        if reply.plain:
+            return reply
         if wants_reply_object(body) and reply.chunks and not "".join(reply.chunks).startswith("{"):
             return reply.as_reply_object()
         return reply
+
+    def _thinks(self, body: dict[str, Any]) -> bool:
+        """Whether the requested model thinks before this answer."""
+        model = body.get("model")
+        if model not in self.thinkers:
+            return False
+        return self.thinkers[model] or body.get("think") is not False
 
     def _scripted(self, body: dict[str, Any]) -> ChatReply:
         if self.queue:
@@ -297,6 +332,8 @@ class FakeOllama:
         done: bool,
         reason: str,
         tool_calls: list[dict[str, Any]] | None = None,
+        *,
+        thinking: str = "",
     ) -> dict:
         line: dict[str, Any] = {
             "model": body.get("model"),
@@ -304,6 +341,8 @@ class FakeOllama:
             "message": {"role": "assistant", "content": content},
             "done": done,
         }
+        if thinking:
+            line["message"]["thinking"] = thinking
         if tool_calls:
             line["message"]["tool_calls"] = tool_calls
         if done:
@@ -320,20 +359,30 @@ class FakeOllama:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request)
-        if body.get("model") not in self.models:
-            return web.json_response({"error": f"model '{body.get('model')}' not found"}, 404)
+        self.chat_times.append(time.monotonic())
+        model = body.get("model")
+        if model not in self.models:
+            return web.json_response({"error": f"model '{model}' not found"}, 404)
+        if body.get("think") is True and model not in self.thinkers:
+            error = f'"{model}" does not support thinking'
+            return web.json_response({"error": error}, status=400)
         reply = self._pick(body)
+        thinking = reply.thinking if self._thinks(body) else []
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
         if reply.status != 200:
             return web.json_response({"error": reply.error}, status=reply.status)
         if body.get("stream") is False:
-            text = "".join(reply.chunks)
-            return web.json_response(
-                self._line(body, text, True, reply.done_reason, reply.tool_calls)
-            )
+            text, thought = "".join(reply.chunks), "".join(thinking)
+            reason, calls = reply.done_reason, reply.tool_calls
+            return web.json_response(self._line(body, text, True, reason, calls, thinking=thought))
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
+        for thought in thinking:  # a thinking model's thinking comes before any content
+            line = self._line(body, "", False, "", thinking=thought)
+            await response.write(json.dumps(line).encode() + b"\n")
+            if reply.chunk_delay_s:
+                await asyncio.sleep(reply.chunk_delay_s)
         for index, chunk in enumerate(reply.chunks):
             if reply.cut_after is not None and index >= reply.cut_after:
                 request.transport.close()  # a connection lost mid-way, no final chunk

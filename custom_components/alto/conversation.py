@@ -31,9 +31,15 @@ class AltoConversationEntity(
     _attr_supports_streaming = True
 
     def __init__(self, entry: AltoConfigEntry) -> None:
-        """Use the entry id as unique id, like HA's own conversation integrations."""
+        """Use the entry id as unique id, like HA's own conversation integrations.
+
+        Alto controls the home through its action organ, which every loaded entry has: Assist
+        offers it as an assistant that can control devices (HA's ollama agent declares the same
+        when it is given the Assist API).
+        """
         super().__init__(entry, EntityDescription(key="conversation"))
         self._attr_unique_id = entry.entry_id
+        self._attr_supported_features = conversation.ConversationEntityFeature.CONTROL
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:

@@ -25,7 +25,7 @@ from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
 from .memory.qualification import Mode
 from .memory_organ.organ import MemoryOrgan, signal_memory_changed
-from .model_client import ModelFailure, ServedModel, classify_failure, list_models
+from .model_client import ModelFailure, ServedModel, classify_failure, described, list_models
 from .reflect_organ.organ import ReflectionState, ReflectOrgan, signal_reflection
 from .reply_stats import ReplyStats
 from .settings import AltoSettings
@@ -83,7 +83,11 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
                 raise ConfigEntryAuthFailed(
                     translation_domain=DOMAIN, translation_key="probe_unauthorized"
                 ) from err
-            raise UpdateFailed(translation_domain=DOMAIN, translation_key="probe_failed") from err
+            raise UpdateFailed(
+                translation_domain=DOMAIN,
+                translation_key="probe_failed",
+                translation_placeholders={"error": described(err)},
+            ) from err
         return {m.name: m for m in models}
 
     @callback
@@ -94,10 +98,17 @@ class ModelCoordinator(DataUpdateCoordinator[dict[str, ServedModel]]):
 
     @callback
     def async_turn_failed(self, err: Exception) -> None:
-        """A model call failed: show it at once rather than at the next poll."""
+        """A model call failed: the health poll looks now, and only the poll marks Ollama down.
+
+        A slow answer or a server error is not an unreachable server: `/api/tags`, which Ollama
+        answers while a model is busy, says whether it is, asked now rather than at the next
+        interval. A refused API key starts the reauth flow at once.
+        """
         if classify_failure(err) is ModelFailure.UNAUTHORIZED:
             self.config_entry.async_start_reauth(self.hass)
-        self.async_set_update_error(err)
+        self.config_entry.async_create_task(
+            self.hass, self.async_request_refresh(), f"{DOMAIN} health poll after a failed call"
+        )
 
 
 @dataclass(frozen=True, slots=True)

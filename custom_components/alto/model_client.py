@@ -4,7 +4,9 @@ Facts this module encodes (ollama 0.6.x): the client's default `timeout=None` ne
 so a timeout is always passed; a refused connection raises the builtin `ConnectionError` without
 streaming but a raw `httpx.ConnectError` with `stream=True`; any non-2xx is
 `ollama.ResponseError` (401/403: the server, or a proxy in front of it, refused the API key), and
-an `{"error": ...}` line mid-stream is a `ResponseError` with `status_code=-1`.
+an `{"error": ...}` line mid-stream is a `ResponseError` with `status_code=-1`. Asked to think
+(`think: true`), a model that cannot answers 400 "… does not support thinking"; `think: false` is
+accepted by every model (one that always thinks, gpt-oss, streams its thinking anyway).
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ class ModelFailure(StrEnum):
     STREAM_CUT = "model_stream_cut"
     TIMEOUT = "model_timeout"
     UNAUTHORIZED = "model_unauthorized"
+    CANNOT_THINK = "model_cannot_think"
 
 
 AUTH_STATUSES = frozenset({401, 403})
 # Tokens a conversational reply may take: enough for a long spoken answer with its actions and
 # thought, and a bound on a weak model that never closes its answer (Ollama's default is none).
 REPLY_TOKENS = 768
+# Tokens added for a model asked to think: Ollama counts its thinking against `num_predict`, and
+# a thinking model that runs out before its answer says nothing.
+THINKING_TOKENS = 2048
+_CANNOT_THINK = "does not support thinking"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,15 @@ async def model_capabilities(client: ollama.AsyncClient, name: str) -> frozenset
     return frozenset(shown.capabilities or ())
 
 
+def described(err: BaseException) -> str:
+    """An exception for a log line: its type, and its message when it has one.
+
+    `str(TimeoutError())` is empty, which made "failed: " lines that said nothing.
+    """
+    message = str(err).strip()
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__
+
+
 def classify_failure(err: BaseException) -> ModelFailure | None:
     """Map an exception raised by a model call to a failure class, or None if unexpected."""
     if isinstance(err, TimeoutError | httpx.TimeoutException):
@@ -123,6 +139,8 @@ def classify_failure(err: BaseException) -> ModelFailure | None:
     if isinstance(err, ollama.ResponseError):
         if err.status_code in AUTH_STATUSES:
             return ModelFailure.UNAUTHORIZED
+        if err.status_code == 400 and _CANNOT_THINK in str(err.error):
+            return ModelFailure.CANNOT_THINK
         # status -1 is an error line in the middle of a stream.
         return ModelFailure.STREAM_CUT if err.status_code == -1 else ModelFailure.SERVER_ERROR
     if isinstance(err, httpx.ConnectError | ConnectionError):

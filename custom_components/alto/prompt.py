@@ -150,5 +150,7 @@ def breadcrumb(call: ValidatedCall, name: str) -> str:
 def device_states(states: Iterable[tuple[str, str]], *, json_channel: bool) -> str:
     """The system message of the follow-up call: the states the guard let Alto read."""
     lines = "\n".join(neutralized(f"- {entity_id}: {state}") for entity_id, state in states)
-    how = "in the same JSON form" if json_channel else f"with your speech between {S} marks"
-    return f"The device states you asked for:\n{lines}\nAnswer the person now, {how}."
+    # The JSON answer's form is held by `format`: naming it only gives a small model words to
+    # recite ("in the same JSON form").
+    how = "" if json_channel else f", with your speech between {S} marks"
+    return f"The device states you asked for:\n{lines}\nAnswer the person now{how}."

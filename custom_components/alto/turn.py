@@ -38,7 +38,7 @@ from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry
-from .model_client import REPLY_TOKENS, ModelFailure, classify_failure
+from .model_client import REPLY_TOKENS, THINKING_TOKENS, ModelFailure, classify_failure, described
 from .options import ReplyChannel
 from .prompt import device_states, situation, system_prompt
 from .reflect_organ.organ import TurnReflection, TurnReflector
@@ -169,6 +169,11 @@ async def _run_turn(
             "actions": [
                 {"span": o.span, "verdict": o.verdict.value, "reason": o.reason} for o in outcomes
             ],
+            # Only when they happened: how much the model thought (never what), whether it
+            # ignored the format, how many sentences recited its instructions.
+            **({"thinking_chars": usage.thinking_chars} if usage.thinking_chars else {}),
+            **({"ignored_format": True} if _ignored_format(channel) else {}),
+            **({"recited": gate.recited} if gate.recited else {}),
         }
     )
     reply_stats.async_record(
@@ -243,6 +248,11 @@ def _json(settings: AltoSettings) -> bool:
     return settings.reply_channel is ReplyChannel.JSON
 
 
+def _ignored_format(channel: MarkerChannel | JsonChannel) -> bool:
+    """The model wrote text outside the JSON answer (a model that ignores `format`)."""
+    return isinstance(channel, JsonChannel) and channel.plain
+
+
 def _channel(settings: AltoSettings) -> MarkerChannel | JsonChannel:
     """A fresh channel for one model call."""
     if _json(settings):
@@ -265,12 +275,15 @@ class _StreamCut(Exception):
 
 @dataclass(slots=True)
 class _Usage:
-    """What the final chunk of the turn's latest chat call reported.
+    """What the turn's chat calls reported besides their content.
 
-    The prompt's size in tokens, from which the reflect organ reads the context pressure.
+    The prompt's size in tokens (from the latest call's final chunk), from which the reflect
+    organ reads the context pressure; how many characters of thinking the model streamed, all
+    calls together (a thinking model's `message.thinking`: read, counted, never kept).
     """
 
     prompt_tokens: int | None = None
+    thinking_chars: int = 0
 
 
 async def _speak(
@@ -297,7 +310,7 @@ async def _speak(
             LOGGER.exception("Unexpected error in a model call")
             failure = ModelFailure.SERVER_ERROR
         else:
-            LOGGER.warning("Ollama call failed (%s): %r", failure.value, err)
+            LOGGER.warning("Ollama call failed (%s): %s", failure.value, described(err))
         runtime.coordinator.async_turn_failed(err)
         return failure
     return None
@@ -312,9 +325,13 @@ async def _stream_speech(
 ) -> AsyncIterator[str]:
     """The speech of one chat call, as the channel and then the gate release it.
 
-    The final chunk's `prompt_eval_count` goes to `usage`.
+    The final chunk's `prompt_eval_count` goes to `usage`, and so does the length of what a
+    thinking model streams as `message.thinking` before its content: the thinking itself goes
+    nowhere, neither spoken nor kept.
 
     The conversational call never passes `tools`: the model proposes, the registry disposes.
+    `think` is always sent: off, a model that thinks unless told otherwise (qwen3) answers at
+    once; on, a thinking model gets the tokens to think before it answers.
     """
     settings = runtime.settings
     stream = await runtime.client.chat(
@@ -323,10 +340,15 @@ async def _stream_speech(
         stream=True,
         format=SCHEMA if isinstance(channel, JsonChannel) else None,
         keep_alive=settings.keep_alive,
-        options={"num_ctx": settings.num_ctx, "num_predict": REPLY_TOKENS},
+        think=settings.think,
+        options={
+            "num_ctx": settings.num_ctx,
+            "num_predict": REPLY_TOKENS + (THINKING_TOKENS if settings.think else 0),
+        },
     )
     complete = False
     async for chunk in stream:
+        usage.thinking_chars += len(chunk.message.thinking or "")
         if speech := gate.feed(channel.feed(chunk.message.content or "")):
             yield speech
         if chunk.done:

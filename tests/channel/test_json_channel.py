@@ -70,3 +70,29 @@ def test_schema_orders_speech_first() -> None:
     """Speech is the first property, so constrained decoding produces it first."""
     assert next(iter(SCHEMA["properties"])) == "speech"
     assert set(SCHEMA["required"]) == {"speech", "actions", "thought"}
+
+
+ACTED = '{"speech": "Trying.", "actions": ["turn on the lamp"], "thought": ""}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "spoken", "actions", "plain"),
+    [
+        (ACTED, "Trying.", ["turn on the lamp"], False),
+        (f"```json\n{ACTED}\n```\n", "Trying.", ["turn on the lamp"], False),
+        (f"<think>lamp? {ACTED}</think>{ACTED}", "Trying.", ["turn on the lamp"], False),
+        (f"Here it is: {ACTED}", "Here it is: Trying.", [], True),
+        (f"{ACTED} Hope that helps!", "Trying.", [], False),
+        ("It is warm, `21` degrees.", "It is warm, 21 degrees.", [], True),
+        ("Less <than> more", "Less <than> more", [], True),
+    ],
+)
+def test_what_a_model_that_ignores_format_writes(
+    raw: str, spoken: str, actions: list[str], plain: bool
+) -> None:
+    """Fences and think blocks dropped; prose spoken as prose; actions only from a bare object."""
+    for chunk in (1, 3, 1000):
+        said, channel = run(raw, chunk)
+        assert said == spoken
+        assert channel.actions == actions
+        assert channel.plain is plain

@@ -48,7 +48,11 @@ async def test_unreachable_then_back(
 async def test_turn_success_restores_availability(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
-    """A server error turns availability off; the next successful turn turns it back on."""
+    """A failed call has the health poll look at once; the poll failing turns the sensor off.
+
+    The next successful turn turns it back on.
+    """
+    fake_ollama.fail_tags = 1
     fake_ollama.reply(ChatReply(status=500))
     assert "reported an error" in error_text(await converse(hass, "hi"))
     await hass.async_block_till_done()
@@ -57,6 +61,17 @@ async def test_turn_success_restores_availability(
     await converse(hass, "hi")
     await hass.async_block_till_done()
     assert hass.states.get(SENSOR).state == "on"
+
+
+async def test_a_server_error_is_not_unavailability(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """A server error is said; the sensor stays on while Ollama answers the health poll."""
+    fake_ollama.reply(ChatReply(status=500))
+    assert "reported an error" in error_text(await converse(hass, "hi"))
+    await hass.async_block_till_done()
+    assert hass.states.get(SENSOR).state == "on"
+    assert [path for path, _body in fake_ollama.requests][-1] == "/api/tags"  # it looked
 
 
 @pytest.mark.usefixtures("setup_alto")

@@ -8,7 +8,6 @@ carries nothing else.
 """
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from .model import (
     Proposal,
     Registry,
 )
+from .relevance import ranked_entities, ranked_services
 
 TOOLS = (CALL_SERVICE_TOOL, STATE_QUERY_TOOL, NO_TOOL)
 # Entities the executor is shown at most: a large home's full list would crowd a small model's
@@ -52,37 +52,25 @@ def _branch(tool: str, **properties: dict[str, Any]) -> dict[str, Any]:
 def candidates(
     registry: Registry, span: str, area: str | None, limit: int = MAX_CANDIDATES
 ) -> tuple[ExposedEntity, ...]:
-    """The exposed entities the executor is shown for `span`.
+    """The exposed entities the executor is shown for `span`, the likeliest first.
 
-    All of them in a home of up to `limit`, else the `limit` most relevant ones,
-    deterministically.
-
-    Relevance: words of the span found in the entity's id, name or aliases, then the speaker's
-    area, then the entity id. Narrowing only limits what the model is shown and may name; the
-    guard still checks every proposal against the whole registry.
+    At most `limit`, in `relevance.ranked_entities`'s order (the entities the span names, whose
+    domain can do what it asks, first; deterministic). Narrowing and order only shape what the
+    model is shown and may name; the guard still checks every proposal against the whole
+    registry.
     """
-    entities = registry.entities()
-    if len(entities) <= limit:
-        return entities
-    wanted = set(_words(span))
-
-    def score(entity: ExposedEntity) -> tuple[int, int, str]:
-        names = _words(" ".join((entity.entity_id, entity.name, *entity.aliases)))
-        overlap = len(wanted & set(names))
-        local = 1 if area is not None and entity.area == area else 0
-        return (-overlap, -local, entity.entity_id)
-
-    return tuple(sorted(entities, key=score)[:limit])
+    return tuple(ranked_entities(registry.entities(), span, area)[:limit])
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.casefold().replace("_", " "))
+def proposal_schema(entities: Sequence[ExposedEntity], span: str = "") -> dict[str, Any]:
+    """JSON schema of the executor's answer; branches whose enum would be empty are left out.
 
-
-def proposal_schema(entities: Sequence[ExposedEntity]) -> dict[str, Any]:
-    """JSON schema of the executor's answer; branches whose enum would be empty are left out."""
+    The enums keep the entities' order and list the services `span` names first.
+    """
     entity_ids = [entity.entity_id for entity in entities]
-    services = sorted({name for entity in entities for name in services_for(entity.domain)})
+    services = ranked_services(
+        {name for entity in entities for name in services_for(entity.domain)}, span
+    )
     branches = []
     if entity_ids and services:
         branches.append(

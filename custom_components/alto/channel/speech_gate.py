@@ -14,6 +14,12 @@ id may still be arriving. So "It should stay dry until about six, so an early wa
 bet." flows word by word (Home Assistant's pipeline starts speaking after 60 characters), while
 "The porch light is now on." stops before "is now on" until the sentence has ended and been
 judged. What a listener hears before that point never holds a claim, even in part.
+
+Two more things are never spoken, whatever the channel let through: the syntax of the reply
+object (a brace, a quoted key such as `"speech":`), taken out like a label, and the model's own
+instructions recited back (the answer protocol's and the follow-up's phrases, "in the same JSON
+form", "every word the person should hear"): a sentence that recites them is withheld whole,
+whoever acted, and released early only up to where such a phrase could begin.
 """
 
 from __future__ import annotations
@@ -41,9 +47,23 @@ MEMORY_KINDS: Final = (
     "correction",
     "memory",
 )
+# The reply object's syntax: a brace, a key in quotes with its colon.
+_SYNTAX: Final = re.compile(r'[{}]|"(?:speech|actions|thought)"(?:\s*:)?')
 _INTERNAL: Final = (
     re.compile(rf"\[(?:{'|'.join(MEMORY_KINDS)});[^\[\]\n]*(?:\]\s*|$)", re.IGNORECASE),
     re.compile(r"\b[0-9a-f]{32}\b"),
+    _SYNTAX,
+)
+# Phrases of the instructions in `prompt.py` (the answer protocols, the follow-up's request) that
+# no answer says to a person. Every instruction sentence, and every part of one after a colon,
+# holds one within its first four words, so even a recital cut short is caught; none is a
+# phrase an answer to a household would use.
+_ECHO: Final = regex.compile(
+    r"\b(?:json|how you answer|everything you write|put every word|every word the person|"
+    r"each thing you intend|when you intend something|you cannot operate devices|"
+    r"never say an action|your private notes|example \d+\W+person|the device states you|"
+    r"answer the person now)\b",
+    regex.IGNORECASE,
 )
 
 _EN_DONE = (
@@ -96,13 +116,14 @@ _CLAIMS: Final = tuple(
 )
 
 
-# The end of a text that more text could still change: a word being written, or a "[" not
-# closed yet (a memory label, or an id, is taken out only whole).
-_TRAILING_WORD: Final = re.compile(r"\w+$")
+# The end of a text that more text could still change: a word being written, a quoted word
+# that may be a key whose colon is still coming, or a "[" not closed yet (a memory label, or an
+# id, is taken out only whole).
+_UNSETTLED: Final = re.compile(r'"\w*"?\s*$|\w+$')
 
 
 def scrubbed(sentence: str) -> str:
-    """`sentence` without marker characters, memory labels or internal ids."""
+    """`sentence` without marker characters, memory labels, internal ids or the object's syntax."""
     text = neutralized(sentence)
     for pattern in _INTERNAL:
         text = pattern.sub("", text)
@@ -114,16 +135,22 @@ def claims_done(sentence: str) -> bool:
     return any(pattern.search(sentence.strip()) for pattern in _CLAIMS)
 
 
+def recites_instructions(sentence: str) -> bool:
+    """Whether `sentence` recites Alto's instructions to the model rather than answering."""
+    return _ECHO.search(sentence) is not None
+
+
 def settled(unfinished: str, known: int = 0) -> str:
     """The scrubbed start of an unfinished sentence that no later text can make part of a claim.
 
-    Cut before a word still being written and before a "[" not yet closed; then before the first
-    place where a claim matches or could match if the sentence went on. `known`: the length of
-    an earlier answer for a shorter start of the same sentence; no claim can begin before it (a
-    match attempt that failed inside the text fails the same way whatever follows).
+    Cut before a word still being written (or a quoted one) and before a "[" not yet closed;
+    then before the first place where a claim or a recited instruction matches or could match if
+    the sentence went on. `known`: the length of an earlier answer for a shorter start of the
+    same sentence; no claim can begin before it (a match attempt that failed inside the text
+    fails the same way whatever follows).
     """
     cut = len(unfinished)
-    if word := _TRAILING_WORD.search(unfinished):
+    if word := _UNSETTLED.search(unfinished):
         cut = word.start()
     if (opened := unfinished.rfind("[", 0, cut)) > unfinished.rfind("]", 0, cut):
         cut = opened
@@ -132,7 +159,7 @@ def settled(unfinished: str, known: int = 0) -> str:
     hold = min(
         (
             start + found.start()
-            for pattern in _CLAIMS
+            for pattern in (*_CLAIMS, _ECHO)
             if (found := pattern.search(text[start:], max(known - start, 0), partial=True))
         ),
         default=len(text),
@@ -153,6 +180,7 @@ class SpeechGate:
         self._pending = ""  # the unfinished sentence, as it came
         self._spoken = 0  # how much of it, scrubbed, was released early
         self.withheld: list[str] = []  # what was not spoken as done, for the trace
+        self.recited = 0  # sentences withheld as recited instructions, for the trace
 
     def feed(self, speech: str) -> str:
         """Take speech text; return what may be spoken now.
@@ -193,6 +221,9 @@ class SpeechGate:
         """A whole sentence: the part not yet released, unless the sentence claims unbacked."""
         text = scrubbed(sentence)
         spoken, self._spoken = self._spoken, 0
+        if recites_instructions(text):
+            self.recited += 1
+            return ""
         if claims_done(text) and not self._effector_succeeded():
             if rest := text[spoken:].strip():
                 self.withheld.append(rest)
