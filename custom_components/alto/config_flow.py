@@ -27,6 +27,7 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
 )
 
+from .act_organ.exposure import ExposureIndex
 from .const import CONF_URL, DOMAIN, LOGGER, PROBE_TIMEOUT
 from .memory.instructions import bare_name
 from .memory.server import ServerError, probe
@@ -40,7 +41,15 @@ from .model_client import (
     model_capabilities,
     normalize_url,
 )
-from .options import EMBEDDING_MODEL, MODEL_FIELDS, Capability, ServedModel, options_schema
+from .options import (
+    EMBEDDING_MODEL,
+    ENTITY_CONSENT,
+    MODEL_FIELDS,
+    Capability,
+    EntityTier,
+    ServedModel,
+    options_schema,
+)
 from .settings import AltoSettings
 
 if TYPE_CHECKING:
@@ -325,10 +334,24 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
 
 
 class AltoOptionsFlow(OptionsFlow):
-    """Every option in one form; consent tiers and the background passes in their sections."""
+    """A menu: every setting in one form, or the consent tier of each exposed entity."""
+
+    def __init__(self) -> None:
+        """Remember the listed entities between showing the consent list and its answer."""
+        self._listed: list[EntityTier] = []
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """One form with every option; a Chroma server is checked before the options are saved."""
+        """Offer the settings form and the per-entity consent list."""
+        return self.async_show_menu(step_id="init", menu_options=["settings", ENTITY_CONSENT.key])
+
+    async def async_step_settings(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Every setting in one form; a Chroma server is checked before the options are saved.
+
+        The form replaces every option it shows (an emptied field is gone); the per-entity
+        tiers, which it does not show, are kept.
+        """
         entry = self.config_entry
         errors: dict[str, str] = {}
         if user_input is not None:
@@ -341,8 +364,32 @@ class AltoOptionsFlow(OptionsFlow):
                 LOGGER.debug("Checking the Chroma server failed: %s", err)
                 errors["base"] = f"chroma_{err.reason}"
             else:
-                return self.async_create_entry(data=user_input)
+                kept = {k: v for k, v in entry.options.items() if k == ENTITY_CONSENT.key}
+                return self.async_create_entry(data={**kept, **user_input})
         schema = options_schema({**entry.data, **entry.options})
         if user_input is not None:
             schema = self.add_suggested_values_to_schema(schema, user_input)
-        return self.async_show_form(step_id="init", data_schema=schema, errors=errors)
+        return self.async_show_form(step_id="settings", data_schema=schema, errors=errors)
+
+    async def async_step_entity_consent(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """One tier list per exposed entity Alto can act on; only changes are stored.
+
+        The list is read from Home Assistant as it is now (exposure, names, registries), with
+        the entry's saved domain tiers and per-entity choices; aborts when nothing is listed.
+        """
+        entry = self.config_entry
+        settings = AltoSettings.from_entry(entry)
+        if user_input is None:
+            entities = ExposureIndex(self.hass).registry.entities()
+            self._listed = ENTITY_CONSENT.rows(entities, settings.consent, settings.entity_consent)
+            if not self._listed:
+                return self.async_abort(reason="nothing_exposed")
+            return self.async_show_form(
+                step_id=ENTITY_CONSENT.key, data_schema=ENTITY_CONSENT.schema(self._listed)
+            )
+        options = {k: v for k, v in entry.options.items() if k != ENTITY_CONSENT.key}
+        if chosen := ENTITY_CONSENT.chosen(self._listed, user_input, settings.entity_consent):
+            options[ENTITY_CONSENT.key] = chosen
+        return self.async_create_entry(data=options)

@@ -1,17 +1,19 @@
 """Every setting of an Alto entry, declared once: key, default, bounds, choices, and its form.
 
-The model step of the config flow shows `MODEL_FIELDS`; the options flow shows `OPTION_FIELDS`,
-two of them sections (`CONSENT`, `REFLECT`) of their own fields. `AltoSettings` reads each value
-through its declaration, the flows build their forms from them, `strings.json` labels exactly the
-fields shown here, and the README's options table is `render_markdown`'s output.
+The model step of the config flow shows `MODEL_FIELDS`; the options flow's settings form shows
+`OPTION_FIELDS`, two of them sections (`CONSENT`, `REFLECT`) of their own fields, and its own step
+shows `ENTITY_CONSENT`, one tier list per exposed entity. `AltoSettings` reads each value through
+its declaration, the flows build their forms from them, `strings.json` labels exactly the fields
+shown here, and the README's options table is `render_markdown`'s output.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 import probatio
@@ -29,7 +31,9 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
 )
 
-from .act.tiers import DEFAULT_TIERS, Tier
+from .act.allowlist import services_for
+from .act.model import ExposedEntity
+from .act.tiers import ALWAYS_ASKED, DEFAULT_TIERS, Tier, own_tier, tier_for
 
 type Values = Mapping[str, Any]
 type Field = tuple[probatio.Marker, Any]
@@ -65,8 +69,8 @@ class ServedModel:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Option(ABC):
-    """One field of the options flow, with the README's words for it.
+class Row(ABC):
+    """One option as the README's options table shows it.
 
     `meaning` is the README's text; a number's bounds are added to it when it is rendered.
     """
@@ -75,16 +79,21 @@ class Option(ABC):
     meaning: str
 
     @abstractmethod
-    def field(self, values: Values, marker: MarkerKind) -> Field:
-        """The form's field for this option, showing its setting in `values`."""
-
-    @abstractmethod
     def shown_default(self) -> str:
         """The default as the README's table shows it."""
 
     def bounds(self) -> str:
         """The README's words for a number's bounds; empty for any other option."""
         return ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Option(Row):
+    """One field of the options flow's settings form."""
+
+    @abstractmethod
+    def field(self, values: Values, marker: MarkerKind) -> Field:
+        """The form's field for this option, showing its setting in `values`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,6 +221,13 @@ class Blank(Option):
         return "empty"
 
 
+# The domains the consent section offers, with their default tiers: nothing lowers a lock or an
+# alarm panel below confirm-first, so their tier is no choice.
+OFFERED_DOMAINS: Mapping[str, Tier] = MappingProxyType(
+    {domain: tier for domain, tier in DEFAULT_TIERS.items() if domain not in ALWAYS_ASKED}
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Consent(Option):
     """The consent tier of each domain the action organ can touch, in a collapsed section."""
@@ -221,7 +237,7 @@ class Consent(Option):
         return dict(values.get(self.key) or {})
 
     def field(self, values: Values, marker: MarkerKind) -> Field:
-        """A required section with one tier list per domain, defaulting to its tier."""
+        """A required section with one tier list per offered domain, defaulting to its tier."""
         tier = SelectSelector(
             SelectSelectorConfig(
                 options=[t.value for t in Tier],
@@ -233,7 +249,7 @@ class Consent(Option):
         schema = probatio.Schema(
             {
                 probatio.Required(domain, default=chosen.get(domain, default.value)): tier
-                for domain, default in DEFAULT_TIERS.items()
+                for domain, default in OFFERED_DOMAINS.items()
             }
         )
         return probatio.Required(self.key), section(schema, {"collapsed": True})
@@ -264,6 +280,113 @@ class Section(Option):
     def shown_default(self) -> str:
         """Where the README explains the section."""
         return self.shown
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntityTier:
+    """One entity of the per-entity consent list, and the tiers it has and may be given.
+
+    `judged` is its own tier as Alto judges it without the user (a way into the home, else its
+    domain's tier); `own` is that with the user's choice for it; `shown` is what a call on it gets
+    (`tier_for`: its own and everything it drives). `lowest` is the least the user may choose:
+    confirm-first for a lock or an alarm panel, else the strictest of what it drives (a scene
+    that opens the gate asks however it is set itself).
+    """
+
+    entity_id: str
+    label: str
+    judged: Tier
+    own: Tier
+    shown: Tier
+    lowest: Tier
+
+    def offered(self) -> list[str]:
+        """The tiers the user may choose, from `lowest` up (`Tier` lists the least asked first)."""
+        tiers = list(Tier)
+        return [tier.value for tier in tiers[tiers.index(self.lowest) :]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntityConsent(Row):
+    """The user's tier of single entities, by entity id: only where they changed Alto's judgement.
+
+    Its form (the options flow's own step) lists every exposed entity of a domain the action
+    organ can act on, one tier list each, labelled with the entity's name and id (Home Assistant
+    shows a field's key when it has no translation). An entity that is no longer listed keeps its
+    stored tier, so exposing it again brings the choice back.
+    """
+
+    def read(self, values: Values) -> dict[str, Tier]:
+        """The chosen tiers by entity id; a stored value that is no tier is left out."""
+        stored: Values = values.get(self.key) or {}
+        return {str(e): Tier(t) for e, t in stored.items() if isinstance(t, str) and t in Tier}
+
+    def rows(
+        self,
+        entities: Iterable[ExposedEntity],
+        domain_tiers: Mapping[str, object],
+        chosen: Mapping[str, Tier],
+    ) -> list[EntityTier]:
+        """The entities the form lists, by label, with their tiers under these settings."""
+        listed = [
+            EntityTier(
+                entity_id=entity.entity_id,
+                label=_label(entity),
+                judged=own_tier(entity, domain_tiers, {}),
+                own=own_tier(entity, domain_tiers, chosen),
+                shown=tier_for(entity, domain_tiers, overrides=chosen),
+                lowest=tier_for(
+                    entity, domain_tiers, overrides={**chosen, entity.entity_id: Tier.AUTONOMOUS}
+                ),
+            )
+            for entity in entities
+            if services_for(entity.domain)
+        ]
+        return sorted(listed, key=lambda row: (row.label.casefold(), row.entity_id))
+
+    def schema(self, rows: Iterable[EntityTier]) -> probatio.Schema:
+        """One required tier list per row, keyed by its label, offering only its allowed tiers."""
+        return probatio.Schema(
+            {
+                probatio.Required(row.label, default=row.shown.value): SelectSelector(
+                    SelectSelectorConfig(
+                        options=row.offered(),
+                        translation_key="tier",
+                        mode=SelectSelectorMode.DROPDOWN,
+                    )
+                )
+                for row in rows
+            }
+        )
+
+    def chosen(
+        self, rows: Sequence[EntityTier], sent: Values, stored: Mapping[str, Tier]
+    ) -> dict[str, str]:
+        """The tiers to store after the form in `rows` was sent, by entity id.
+
+        A list left at the tier it showed keeps the entity's own tier; another tier becomes it.
+        Only an own tier other than Alto's judgement is stored (so a lock's lower value, which
+        never counted, goes); unlisted entities keep theirs.
+        """
+        listed = {row.entity_id for row in rows}
+        kept = {e: t.value for e, t in stored.items() if e not in listed}
+        for row in rows:
+            picked = Tier(sent[row.label])
+            own = row.own if picked is row.shown else picked
+            if own is not row.judged:
+                kept[row.entity_id] = own.value
+        return kept
+
+    def shown_default(self) -> str:
+        """No entity's tier is changed."""
+        return "none"
+
+
+def _label(entity: ExposedEntity) -> str:
+    """How the consent list names an entity: "Kitchen light (light.kitchen)"."""
+    if entity.name == entity.entity_id:
+        return entity.entity_id
+    return f"{entity.name} ({entity.entity_id})"
 
 
 def _number(value: float) -> str:
@@ -357,6 +480,16 @@ REPLY_CHANNEL = Choice(
         "model*)."
     ),
 )
+THINK = Toggle(
+    key="think",
+    default=False,
+    meaning=(
+        "Passed to Ollama as `think`. On, a thinking model (qwen3, gpt-oss, deepseek-r1) thinks "
+        "before it answers; its thinking is Alto's private thought, never spoken, stored or "
+        "shown. Off, `think: false`: a model that would think answers at once (gpt-oss thinks "
+        "anyway, unheard). A model that cannot think refuses it on, and Alto says so."
+    ),
+)
 PLAIN_REPLY_FALLBACK = Toggle(
     key="plain_reply_fallback",
     default=True,
@@ -410,6 +543,16 @@ MAX_MEMORIES = Number(
     maximum=10_000_000,
     meaning="Rows this entry keeps, every scope together; see *Security and privacy*.",
 )
+USER_MEMORY_SHARE = Number(
+    key="user_memory_share",
+    default=25,  # a quarter: one person leaves three quarters to the household and the others
+    minimum=1,
+    maximum=100,
+    meaning=(
+        "Per cent of the rows above that one person's private memories may take (at least one "
+        "row). No one's memories make room for anyone else's; see *Security and privacy*."
+    ),
+)
 SURFACER_ENABLED = Toggle(
     key="surfacer_enabled", default=True, meaning="The Surfacer (see *Thoughts*)."
 )
@@ -439,7 +582,22 @@ GPU = Choice(
         "numpy without it); `off`: the CPU."
     ),
 )
-CONSENT = Consent(key="consent", meaning="Per-domain consent tier of the action organ.")
+CONSENT = Consent(
+    key="consent",
+    meaning=(
+        "Per-domain consent tier of the action organ; locks and alarm panels always ask first, "
+        "so they are not offered."
+    ),
+)
+ENTITY_CONSENT = EntityConsent(
+    key="entity_consent",
+    meaning=(
+        "A step of its own in the options: every exposed entity Alto can act on, at the tier "
+        "Alto judges (ways into the home ask first, see *Acting on devices*) or the one you "
+        "set. Only the entities you changed are stored; nothing lowers a lock or an alarm "
+        "panel below confirm-first."
+    ),
+)
 
 N1_ENABLED = _pass_enabled("n1_enabled", "N+1 pass (noticing after every reply)")
 N1_MODEL = _pass_model("n1_model", "N+1 pass")
@@ -494,6 +652,7 @@ OPTION_FIELDS: tuple[Option, ...] = (
     KEEP_ALIVE,
     REQUEST_TIMEOUT,
     REPLY_CHANNEL,
+    THINK,
     PLAIN_REPLY_FALLBACK,
     MEMORY_MODE,
     CHROMA_HOST,
@@ -502,6 +661,7 @@ OPTION_FIELDS: tuple[Option, ...] = (
     CHROMA_TLS,
     CHROMA_CA_FILE,
     MAX_MEMORIES,
+    USER_MEMORY_SHARE,
     SURFACER_ENABLED,
     SURFACER_RECALL,
     SURFACER_WAIT,
@@ -513,18 +673,23 @@ OPTION_FIELDS: tuple[Option, ...] = (
 
 
 def options_schema(values: Values) -> probatio.Schema:
-    """The options form, each field showing its setting in `values` (an entry's data + options)."""
+    """The settings form, each field showing its setting in `values` (an entry's data + options)."""
     return probatio.Schema(dict(f.field(values, probatio.Optional) for f in OPTION_FIELDS))
 
 
-def _rows(strings: Mapping[str, Any]) -> Iterator[tuple[str, Option]]:
-    """(English label, option) of every option in the form's order, a section's after it."""
-    init = strings["options"]["step"]["init"]
+def _rows(strings: Mapping[str, Any]) -> Iterator[tuple[str, Row]]:
+    """(English label, option) of every option in the form's order, a section's after it.
+
+    The per-entity consent comes last, labelled as the options menu names its step.
+    """
+    steps = strings["options"]["step"]
+    form = steps["settings"]
     for option in OPTION_FIELDS:
-        yield init["data"][option.key], option
+        yield form["data"][option.key], option
         if isinstance(option, Section):
-            labels = init["sections"][option.key]["data"]
+            labels = form["sections"][option.key]["data"]
             yield from ((labels[inner.key], inner) for inner in option.fields)
+    yield steps["init"]["menu_options"][ENTITY_CONSENT.key], ENTITY_CONSENT
 
 
 def render_markdown(strings: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_API_KEY
 
 from . import options as opt
+from .act.tiers import Tier
 from .const import CONF_URL
 from .memory.server import ChromaServer
 from .options import ReplyChannel
@@ -51,12 +52,15 @@ class AltoSettings:
     chroma_tls: bool  # https, the certificate always verified
     chroma_ca_file: str | None  # as typed: relative to the config folder, or absolute
     max_memories: int  # stored memories per entry, every scope together
+    user_memory_share: int  # per cent of max_memories one user's private scope may hold
     gpu: str  # "auto": CUDA through PyCUDA when present, else the CPU; "off": the CPU
     surfacer_enabled: bool
     surfacer_recall: bool  # add semantic recall to the named cues
     surfacer_wait: float  # seconds the reply waits for a thought
     consent: Mapping[str, str]  # {domain: tier} overrides of the default consent tiers
+    entity_consent: Mapping[str, Tier]  # {entity id: tier} where the user changed Alto's judgement
     reply_channel_option: str  # as chosen: "auto", "json" or "markers"
+    think: bool  # Ollama's `think`: whether a thinking model thinks before it answers
     # The reflect organ's passes (section `reflect` of the options). A disabled pass is never
     # started in the background; its service still runs it on demand.
     n1: PassSettings
@@ -131,12 +135,15 @@ class AltoSettings:
             chroma_tls=opt.CHROMA_TLS.read(values),
             chroma_ca_file=opt.CHROMA_CA_FILE.read(values),
             max_memories=opt.MAX_MEMORIES.read(values),
+            user_memory_share=opt.USER_MEMORY_SHARE.read(values),
             gpu=opt.GPU.read(values),
             surfacer_enabled=opt.SURFACER_ENABLED.read(values),
             surfacer_recall=opt.SURFACER_RECALL.read(values),
             surfacer_wait=opt.SURFACER_WAIT.read(values),
             consent=opt.CONSENT.read(values),
+            entity_consent=opt.ENTITY_CONSENT.read(values),
             reply_channel_option=opt.REPLY_CHANNEL.read(values),
+            think=opt.THINK.read(values),
             n1=one_pass(opt.N1_ENABLED, opt.N1_MODEL),
             reflection=one_pass(opt.REFLECTION_ENABLED, opt.REFLECTION_MODEL),
             synthesis=one_pass(opt.SYNTHESIS_ENABLED, opt.SYNTHESIS_MODEL),

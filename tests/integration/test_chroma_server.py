@@ -32,7 +32,6 @@ from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.act.tiers import DEFAULT_TIERS
 from custom_components.alto.const import (
     CONF_CHROMA_CA_FILE,
     CONF_CHROMA_HOST,
@@ -42,6 +41,7 @@ from custom_components.alto.const import (
     DOMAIN,
 )
 from custom_components.alto.memory.server import collection_names, namespace
+from custom_components.alto.options import OFFERED_DOMAINS
 
 from ..fake_ollama import FakeOllama
 from .helpers import memory, quotes, recall, remember
@@ -155,10 +155,13 @@ def translated(key: str) -> None:
 
 
 async def configure(hass: HomeAssistant, entry: MockConfigEntry, options: dict[str, Any]) -> Any:
-    """Submit the options form with `options` (and the default consent tiers)."""
+    """Submit the options' settings form with `options` (and the default consent tiers)."""
     result = await hass.config_entries.options.async_init(entry.entry_id)
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {"consent": dict(DEFAULT_TIERS), **options}
+        result["flow_id"], {"next_step_id": "settings"}
+    )
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"consent": dict(OFFERED_DOMAINS), **options}
     )
     await hass.async_block_till_done()
     return result

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from homeassistant import config_entries
 from homeassistant.components.repairs import repairs_flow_manager
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.data_entry_flow import FlowResultType, InvalidData, section
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.act.tiers import DEFAULT_TIERS
+from custom_components.alto.act.tiers import ALWAYS_ASKED
 from custom_components.alto.const import CONF_URL, DOMAIN
 from custom_components.alto.options import (
     ACTION_MODEL,
     EMBEDDING_MODEL,
+    ENTITY_CONSENT,
     MODEL,
+    OFFERED_DOMAINS,
     PLAIN_REPLY_FALLBACK,
 )
 
@@ -248,11 +252,24 @@ async def test_reconfigure_to_a_url_already_used(
     assert result["reason"] == "already_configured"
 
 
-async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
-    """The options flow stores every option, consent tiers included."""
-    result = await hass.config_entries.options.async_init(setup_alto.entry_id)
+async def open_settings(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> config_entries.ConfigFlowResult:
+    """Open the options and pick the settings form from the menu."""
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    assert result["type"] is FlowResultType.MENU
+    assert result["menu_options"] == ["settings", ENTITY_CONSENT.key]
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"next_step_id": "settings"}
+    )
     assert result["type"] is FlowResultType.FORM
-    assert result["step_id"] == "init"
+    assert result["step_id"] == "settings"
+    return result
+
+
+async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) -> None:
+    """The settings form stores every option, consent tiers included."""
+    result = await open_settings(hass, setup_alto)
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
@@ -263,7 +280,7 @@ async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) ->
             "keep_alive": 300,
             "request_timeout": 30,
             PLAIN_REPLY_FALLBACK.key: False,
-            "consent": {**DEFAULT_TIERS, "light": "confirm_first"},
+            "consent": {**OFFERED_DOMAINS, "light": "confirm_first"},
         },
     )
     await hass.async_block_till_done()
@@ -271,27 +288,61 @@ async def test_options_flow(hass: HomeAssistant, setup_alto: MockConfigEntry) ->
     assert setup_alto.options["assistant_name"] == "Pip"
     assert setup_alto.options[PLAIN_REPLY_FALLBACK.key] is False
     assert setup_alto.options["consent"]["light"] == "confirm_first"
-    assert setup_alto.options["consent"]["lock"] == "confirm_first"
+    assert setup_alto.options["consent"]["switch"] == "autonomous"
 
 
 async def test_options_flow_rejects_an_unknown_tier(
     hass: HomeAssistant, setup_alto: MockConfigEntry
 ) -> None:
     """An unknown consent tier is rejected and nothing is stored."""
-    result = await hass.config_entries.options.async_init(setup_alto.entry_id)
+    result = await open_settings(hass, setup_alto)
     with pytest.raises(InvalidData):
         await hass.config_entries.options.async_configure(
-            result["flow_id"], {"consent": {**DEFAULT_TIERS, "lock": "whenever"}}
+            result["flow_id"], {"consent": {**OFFERED_DOMAINS, "light": "whenever"}}
         )
     assert "consent" not in setup_alto.options
 
 
-def form_defaults(result: config_entries.ConfigFlowResult) -> dict[str, object]:
-    """The defaults a flow's form offers, by field."""
+@pytest.mark.parametrize("domain", sorted(ALWAYS_ASKED))
+async def test_the_consent_section_offers_no_tier_for_locks_and_alarm_panels(
+    hass: HomeAssistant, setup_alto: MockConfigEntry, domain: str
+) -> None:
+    """A lock's or alarm panel's tier is no field of the section: sending one is refused."""
+    result = await open_settings(hass, setup_alto)
+    offered = form_defaults(result["data_schema"].schema["consent"])
+    assert offered == OFFERED_DOMAINS
+    assert domain not in offered
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {"consent": {**OFFERED_DOMAINS, domain: "confirm_first"}}
+        )
+
+
+async def test_saving_the_settings_keeps_the_per_entity_tiers(
+    hass: HomeAssistant, setup_alto: MockConfigEntry
+) -> None:
+    """The settings form replaces what it shows, an emptied field too, and nothing else."""
+    chosen = {"light.kitchen_lights": "confirm_first"}
+    hass.config_entries.async_update_entry(
+        setup_alto,
+        options={ENTITY_CONSENT.key: chosen, "assistant_name": "Pip"},
+    )
+    await hass.async_block_till_done()
+    result = await open_settings(hass, setup_alto)
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"consent": dict(OFFERED_DOMAINS)}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert setup_alto.options[ENTITY_CONSENT.key] == chosen
+    assert "assistant_name" not in setup_alto.options
+
+
+def form_defaults(schema: Any) -> dict[str, object]:
+    """The defaults a form (or a section, given its validator) offers, by field."""
+    fields = schema.schema.schema if isinstance(schema, section) else schema.schema
     return {
-        str(key.schema): key.default()
-        for key in result["data_schema"].schema
-        if callable(getattr(key, "default", None))
+        str(key.schema): key.default() for key in fields if callable(getattr(key, "default", None))
     }
 
 
@@ -301,7 +352,7 @@ async def test_models_are_offered_by_capability(
     """The chat model defaults to one that chats, the embedding model to one that embeds."""
     fake_ollama.models = ["all-minilm-embed:latest", "a-small-chat:latest", "zz-chat:latest"]
     result = await start_user_flow(hass, fake_ollama.url)
-    defaults = form_defaults(result)
+    defaults = form_defaults(result["data_schema"])
     assert defaults[MODEL.key] == "a-small-chat:latest"
     assert defaults[EMBEDDING_MODEL.key] == "all-minilm-embed:latest"
     result = await hass.config_entries.flow.async_configure(
@@ -322,6 +373,6 @@ async def test_embeddinggemma_is_the_default_embedding_model_when_served(
         "a-small-chat:latest",
     ]
     result = await start_user_flow(hass, fake_ollama.url)
-    defaults = form_defaults(result)
+    defaults = form_defaults(result["data_schema"])
     assert defaults[EMBEDDING_MODEL.key] == "library/embeddinggemma:300m"
     assert defaults[MODEL.key] == "a-small-chat:latest"

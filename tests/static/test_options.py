@@ -14,7 +14,7 @@ from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import NumberSelector
 
 from custom_components.alto import options as opt
-from custom_components.alto.act.tiers import DEFAULT_TIERS, Tier
+from custom_components.alto.act.tiers import ALWAYS_ASKED, DEFAULT_TIERS, Tier
 from custom_components.alto.settings import AltoSettings
 
 ROOT = Path(__file__).parents[2]
@@ -24,9 +24,11 @@ BEGIN, END = "<!-- options:begin -->\n", "<!-- options:end -->"
 CHAT = "chat:latest"
 DATA = {"url": "http://ollama:11434", opt.MODEL.key: CHAT, "embedding_model": "embed:latest"}
 
-DECLARED = [v for v in vars(opt).values() if isinstance(v, opt.Option | opt.ServedModel)]
+DECLARED = [v for v in vars(opt).values() if isinstance(v, opt.Row | opt.ServedModel)]
 IN_REFLECT = set(opt.REFLECT.fields)
 EVERY_OPTION = [*opt.OPTION_FIELDS, *opt.REFLECT.fields]
+# The options menu: the settings form and the per-entity consent list.
+MENU = {"settings", opt.ENTITY_CONSENT.key}
 # Empty, these fall back to the chat model.
 CHAT_MODEL_WHEN_EMPTY = {
     opt.SURFACER_MODEL,
@@ -44,19 +46,22 @@ def load(path: Path) -> dict[str, Any]:
 
 def label_problems(strings: Mapping[str, Any]) -> list[str]:
     """Where a strings file labels other fields than the table shows, or a choice not offered."""
-    init = strings["options"]["step"]["init"]
+    steps = strings["options"]["step"]
+    form = steps["settings"]
     plain = {o.key for o in opt.OPTION_FIELDS if not isinstance(o, opt.Section | opt.Consent)}
     reflect = {o.key for o in opt.REFLECT.fields}
     models = {o.key for o in opt.MODEL_FIELDS}
     expected: list[tuple[str, Any, set[str]]] = [
-        ("options.step.init.data", init["data"], {o.key for o in opt.OPTION_FIELDS}),
-        ("options.step.init.data_description", init["data_description"], plain),
-        ("options.step.init.sections", init["sections"], {opt.CONSENT.key, opt.REFLECT.key}),
-        ("sections.consent.data", init["sections"]["consent"]["data"], set(DEFAULT_TIERS)),
-        ("sections.reflect.data", init["sections"]["reflect"]["data"], reflect),
+        ("options.step", steps, {"init", "settings", opt.ENTITY_CONSENT.key}),
+        ("options.step.init.menu_options", steps["init"]["menu_options"], MENU),
+        ("options.step.settings.data", form["data"], {o.key for o in opt.OPTION_FIELDS}),
+        ("options.step.settings.data_description", form["data_description"], plain),
+        ("options.step.settings.sections", form["sections"], {opt.CONSENT.key, opt.REFLECT.key}),
+        ("sections.consent.data", form["sections"]["consent"]["data"], set(opt.OFFERED_DOMAINS)),
+        ("sections.reflect.data", form["sections"]["reflect"]["data"], reflect),
         (
             "sections.reflect.data_description",
-            init["sections"]["reflect"]["data_description"],
+            form["sections"]["reflect"]["data_description"],
             reflect,
         ),
         ("selector.tier", strings["selector"]["tier"]["options"], {t.value for t in Tier}),
@@ -88,7 +93,7 @@ def test_each_form_labels_exactly_the_table_s_fields(path: Path) -> None:
 def test_the_label_check_finds_a_missing_and_a_stray_label() -> None:
     """A label dropped and one left over are both reported."""
     strings = copy.deepcopy(load(PACKAGE / "strings.json"))
-    del strings["options"]["step"]["init"]["sections"]["reflect"]["data"]["breather"]
+    del strings["options"]["step"]["settings"]["sections"]["reflect"]["data"]["breather"]
     strings["config"]["step"]["models"]["data"]["old_model"] = "Old"
     assert label_problems(strings) == [
         "sections.reflect.data: no label for breather",
@@ -97,8 +102,8 @@ def test_the_label_check_finds_a_missing_and_a_stray_label() -> None:
 
 
 def test_every_declared_option_has_one_place_and_its_own_key() -> None:
-    """Each option of the module sits in exactly one form or section; no key is used twice."""
-    places = [*opt.MODEL_FIELDS, *opt.OPTION_FIELDS, *opt.REFLECT.fields]
+    """Each option of the module sits in exactly one form, section or step; no key is used twice."""
+    places = [*opt.MODEL_FIELDS, *opt.OPTION_FIELDS, *opt.REFLECT.fields, opt.ENTITY_CONSENT]
     assert sorted(map(id, places)) == sorted(map(id, DECLARED))
     keys = [o.key for o in places]
     assert len(keys) == len(set(keys))
@@ -112,7 +117,7 @@ def test_the_readme_table_is_the_rendered_one() -> None:
     assert table == opt.render_markdown(load(PACKAGE / "strings.json"))
 
 
-def setting(settings: AltoSettings, option: opt.Option) -> object:
+def setting(settings: AltoSettings, option: opt.Row) -> object:
     """What `settings` holds for `option`, as the option's own value."""
     passes = {"n1": settings.n1, "reflection": settings.reflection, "synthesis": settings.synthesis}
     name, _, field = option.key.rpartition("_")
@@ -127,16 +132,16 @@ def setting(settings: AltoSettings, option: opt.Option) -> object:
     return getattr(settings, option.key)
 
 
-def table_default(option: opt.Option) -> object:
+def table_default(option: opt.Row) -> object:
     """The value the table says an unset option has."""
     if option in CHAT_MODEL_WHEN_EMPTY:
         return CHAT
-    if isinstance(option, opt.Consent):
+    if isinstance(option, opt.Consent | opt.EntityConsent):
         return {}
     return getattr(option, "default", None)
 
 
-def other_value(option: opt.Option) -> object:
+def other_value(option: opt.Row) -> object:
     """A value of `option` that is not its default (a number's maximum)."""
     match option:
         case opt.Toggle():
@@ -147,25 +152,30 @@ def other_value(option: opt.Option) -> object:
             return next(c for c in option.choices if c != option.default)
         case opt.Consent():
             return {"light": Tier.CONFIRM_FIRST.value}
+        case opt.EntityConsent():
+            return {"light.kitchen": Tier.CONFIRM_FIRST.value}
     return "something:typed"
 
 
-def placed(option: opt.Option, value: object) -> dict[str, object]:
+def placed(option: opt.Row, value: object) -> dict[str, object]:
     """Entry values setting `option` to `value`, inside its section when it has one."""
     return {opt.REFLECT.key: {option.key: value}} if option in IN_REFLECT else {option.key: value}
 
 
-SETTABLE = [o for o in EVERY_OPTION if not isinstance(o, opt.Section)]
+SETTABLE: list[opt.Row] = [
+    *(o for o in EVERY_OPTION if not isinstance(o, opt.Section)),
+    opt.ENTITY_CONSENT,
+]
 
 
 @pytest.mark.parametrize("option", SETTABLE, ids=lambda o: o.key)
-def test_settings_default_to_the_table(option: opt.Option) -> None:
+def test_settings_default_to_the_table(option: opt.Row) -> None:
     """An entry without options has each setting at the table's default."""
     assert setting(AltoSettings.from_mapping(DATA), option) == table_default(option)
 
 
 @pytest.mark.parametrize("option", SETTABLE, ids=lambda o: o.key)
-def test_settings_read_each_option_under_its_key(option: opt.Option) -> None:
+def test_settings_read_each_option_under_its_key(option: opt.Row) -> None:
     """A value set under the option's key (in its section) is the setting."""
     value = other_value(option)
     settings = AltoSettings.from_mapping({**DATA, **placed(option, value)})
@@ -184,8 +194,15 @@ FORM = dict((str(m), (m, v)) for m, v in form_fields(opt.options_schema(DATA)))
 
 
 def test_the_form_shows_every_option_once() -> None:
-    """The options form's fields are the table's options, consent's domains and nothing else."""
-    assert sorted(FORM) == sorted([*(o.key for o in EVERY_OPTION), *DEFAULT_TIERS])
+    """The settings form's fields are the table's options, consent's domains and nothing else."""
+    assert sorted(FORM) == sorted([*(o.key for o in EVERY_OPTION), *opt.OFFERED_DOMAINS])
+
+
+def test_the_consent_section_offers_every_domain_but_those_always_asked() -> None:
+    """Every domain with a default tier has a list, except a lock's and an alarm panel's."""
+    assert DEFAULT_TIERS.keys() >= ALWAYS_ASKED
+    assert set(opt.OFFERED_DOMAINS) == DEFAULT_TIERS.keys() - ALWAYS_ASKED
+    assert all(FORM[domain][0].default() == DEFAULT_TIERS[domain] for domain in opt.OFFERED_DOMAINS)
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from ..act.readable import readable_state
 from ..act.tiers import READ_TIER, Tier, tier_for
 from ..const import DOMAIN, LOGGER
 from ..errors import async_phrase
+from ..model_client import described
 from ..prompt import breadcrumb
 from ..settings import AltoSettings
 from .effector import async_execute
@@ -147,7 +148,10 @@ class ActOrgan:
         settings: AltoSettings,
         index: ExposureIndex,
     ) -> ActOrgan:
-        """The organ of an entry: its executor model, timeouts and consent tiers from `settings`."""
+        """The organ of an entry: its executor model, timeouts and consent tiers from `settings`.
+
+        The tiers are the options' per domain, and the user's per entity as overrides.
+        """
         return cls(
             hass,
             entry_id=entry_id,
@@ -158,6 +162,7 @@ class ActOrgan:
             num_ctx=settings.num_ctx,
             timeout=settings.request_timeout,
             tiers=settings.consent,
+            overrides=settings.entity_consent,
         )
 
     @callback
@@ -263,7 +268,7 @@ class ActOrgan:
                     num_ctx=self._num_ctx,
                 )
         except Exception as err:  # noqa: BLE001 - any executor failure ends the span, logged
-            LOGGER.warning("Action executor call failed: %s", err)
+            LOGGER.warning("Action executor call failed: %s", described(err))
             return SpanOutcome(span, IntentVerdict.FAILED, reason="executor_unavailable")
         if proposal is None:
             return SpanOutcome(span, IntentVerdict.REFUSED, reason="no_action")
