@@ -61,6 +61,9 @@ class Reason(StrEnum):
     REFERENCE_LIMIT = "reference_limit"
     UNKNOWN_ID = "unknown_id"
     NOT_VISIBLE = "not_visible"
+    # Retention limits (`retention.refusals`): an authored memory that no room can be made for.
+    MEMORY_FULL = "memory_full"  # the store is full of what the writer may not forget
+    USER_MEMORY_FULL = "user_memory_full"  # the user's own share is full of authored memories
     # Substrate.
     MODEL_CALL_FAILED = "model_call_failed"
     EMBEDDING_FAILED = "embedding_failed"

@@ -423,19 +423,29 @@ class MemoryState:
             if visible_to(row, viewer) and (row.status == CURRENT or not current_only)
         ]
 
-    def count(self, scopes: Iterable[str] | None = None, *, current_only: bool = True) -> int:
-        """How many rows are in `scopes` (None: every scope), current ones only by default."""
+    def _tallied(self) -> dict[tuple[str, str], int]:
         if self._tally is None:
             self._tally = {}
             for row in self._rows.values():
                 key = (row.scope, row.status)
                 self._tally[key] = self._tally.get(key, 0) + 1
+        return self._tally
+
+    def count(self, scopes: Iterable[str] | None = None, *, current_only: bool = True) -> int:
+        """How many rows are in `scopes` (None: every scope), current ones only by default."""
         wanted = None if scopes is None else set(scopes)
         return sum(
             number
-            for (scope, status), number in self._tally.items()
+            for (scope, status), number in self._tallied().items()
             if (wanted is None or scope in wanted) and (status == CURRENT or not current_only)
         )
+
+    def scope_counts(self) -> dict[str, int]:
+        """How many rows, current or superseded, each scope holding any has (from the tally)."""
+        counts: dict[str, int] = {}
+        for (scope, _status), number in self._tallied().items():
+            counts[scope] = counts.get(scope, 0) + number
+        return counts
 
     def _sources(self) -> dict[tuple[str, int], list[Row]]:
         if self._groups is None:

@@ -60,11 +60,11 @@ from .corpus import Corpus, Image, View, warm
 from .journal_tail import last_lines
 from .matrix import Snapshot
 from .paging import pages
-from .pipeline import forget_ids
-from .reasons import Refusal
+from .pipeline import IntakeInput, forget_ids
+from .reasons import Reason, Refusal
 from .recall import Memo, turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
-from .retention import explicit_full, over_limit
+from .retention import Shares, due, over_limit, refusals
 from .scoring import Scorer, default_scorer, scores, top_k
 from .selection import scores as exact_scores
 from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
@@ -452,15 +452,23 @@ class MemoryStore:
         with self._lock:
             return self.state.count(current_only=current_only)
 
-    def retention(self, limit: int) -> dict[str | None, list[int]]:
-        """The rows to forget so that at most `limit` stay, by viewer (`retention.over_limit`)."""
+    def retention_due(self, shares: Shares) -> bool:
+        """Whether a scope or the store passes its limit (`retention.due`, from the tally)."""
         with self._lock:
-            return over_limit(self.state, limit)
+            return due(self.state.scope_counts(), shares)
 
-    def explicit_full(self, limit: int) -> bool:
-        """Whether one more authored memory would pass `limit` (`retention.explicit_full`)."""
+    def retention(self, shares: Shares, since: int) -> tuple[dict[str | None, list[int]], int]:
+        """The rows to forget past the limits, by viewer, and the sequence it was planned at.
+
+        `since`: the sequence up to which every write was retained (`retention.over_limit`).
+        """
         with self._lock:
-            return explicit_full(self.state, limit)
+            return over_limit(self.state, shares, since), self.state.applied
+
+    def refusals(self, items: Sequence[IntakeInput], shares: Shares) -> list[Reason | None]:
+        """Why each authored memory of `items` finds no room, or None (`retention.refusals`)."""
+        with self._lock:
+            return refusals(self.state, shares, items)
 
     def forgettable(self, ids: Sequence[int], viewer: str | None) -> list[Row]:
         """The rows a forget of `ids` by `viewer` deletes (`pipeline.forget_ids`); [] if refused."""

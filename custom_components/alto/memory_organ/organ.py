@@ -55,6 +55,7 @@ from ..memory.qualification import (
 from ..memory.qualification import effective_mode as mode_for_pair
 from ..memory.records import HOUSEHOLD, Kind, Row
 from ..memory.references import KIND_NAMES
+from ..memory.retention import Shares
 from ..memory.server import namespace
 from ..memory.store import MemoryStore, ServerCheck
 from ..model.digest import normalize_digest
@@ -68,7 +69,6 @@ from .reads import MemoryReader
 from .reports import (
     EVENT_ADMITTED,
     EVENT_REFUSED,
-    MEMORY_FULL,
     STORE_ERROR,
     IntakeReport,
     ReembedReport,
@@ -153,6 +153,7 @@ class MemoryOrgan:
             journal=journal,
             selection=selection,
             embedder=self._embedder,
+            shares=Shares.of(settings.max_memories, settings.user_memory_share),
             requested_mode=lambda: self.requested_mode,
             changed=self._changed,
         )
@@ -169,7 +170,12 @@ class MemoryOrgan:
         self._renames = freshness.Renames(hass, entry_id, store)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
         # so the next start finds a current checkpoint.
-        self._retaining: asyncio.Task[None] | None = None  # forgetting past `max_memories`
+        self._retaining: asyncio.Task[None] | None = None  # forgetting past the limits
+        self._retain_again = False  # a write came while a pass ran: it plans again
+        # Every write up to this journal sequence was retained: only later writers pay for the
+        # total (`retention.over_limit`). 0 until the first pass: the pass a start runs when
+        # the store is past a limit (a lowered option, a stop before a pass) charges the newest.
+        self._retained_to = 0
         self._unsub_stop: CALLBACK_TYPE | None = hass.bus.async_listen_once(
             EVENT_HOMEASSISTANT_STOP, self._async_on_stop
         )
@@ -240,6 +246,7 @@ class MemoryOrgan:
         if checked and server is not None:
             report_server_mismatch(hass, entry_id, server.host, checked)
         organ._interpreter.kick()
+        organ._retain()
         organ._reader.warm(entry_id)
         hass.async_create_background_task(
             organ._async_check_embeddings(), f"alto_check_embeddings_{entry_id}"
@@ -367,15 +374,17 @@ class MemoryOrgan:
     ) -> IntakeReport:
         """An explicit memory (`alto.remember`, a new todo item).
 
-        Remembers that arrive together are written as one entry.
+        Remembers that arrive together are written as one entry. One that finds no room in the
+        owner's share or the store is refused (`memory.retention.refusals`).
         """
         item = _said_now(text, source_id, owner, actor)
-        limit = self._settings.max_memories
-        if await self._hass.async_add_executor_job(self.store.explicit_full, limit):
-            LOGGER.warning("Memory full: %d authored memories is the limit (max_memories)", limit)
-            report = failed(MEMORY_FULL, "remember")
-        else:
-            report = await self._writer.async_remember(item)
+        self._retain()
+        if self._retaining is not None:
+            # Room a pass under way makes is counted (`retention.refusals` counts what a pass
+            # has yet to forget as held). Waited for, not awaited: a cancelled remember does not
+            # cancel the pass, nor does a failed pass fail the remember.
+            await asyncio.wait([self._retaining])
+        report = await self._writer.async_remember(item)
         fire_report(self._hass, report, item)
         return report
 
@@ -505,35 +514,47 @@ class MemoryOrgan:
 
     @callback
     def _retain(self) -> None:
-        """Start forgetting the oldest memories when there are more than `max_memories`."""
+        """Start forgetting the oldest memories of a scope past its limit, if one is."""
         if self._retaining is not None and not self._retaining.done():
-            return  # the running pass sees this write too
-        if self._writer.closed:
+            self._retain_again = True  # the running pass plans again when it is done
             return
-        if self.store.count_all(current_only=False) <= self._settings.max_memories:
+        if self._writer.closed or not self.store.retention_due(self._writer.shares):
             return
         self._retaining = self._hass.async_create_background_task(
             self._async_retain(), f"alto_memory_retention_{self._entry_id}"
         )
 
     async def _async_retain(self) -> None:
-        """Forget the oldest forgettable memories past the limit (`memory.retention`).
+        """Forget what the limits leave no room for (`memory.retention.over_limit`).
 
-        They go through the forget path: journaled, erased, replayable.
+        Each scope's own oldest forgettable memories, through the forget path: journaled,
+        erased, replayable; only the scopes written since the last pass pay for the total.
+        Planned again while writes come during a pass, so none is left past a limit.
         """
-        limit = self._settings.max_memories
-        plan = await self._hass.async_add_executor_job(self.store.retention, limit)
-        forgotten = 0
-        for viewer, ids in plan.items():
-            # As `alto.forget`: the turn logs, the last thought and its recorded history are told.
-            report = await self._async_forget_and_tell(ids, viewer, refresh=False)
-            if not report.admitted:
-                LOGGER.warning("Memory retention could not forget: %s", report.reason)
-                break
-            forgotten += len(ids)
-        if forgotten:
-            LOGGER.info("Forgot the %d oldest memories (max_memories is %d)", forgotten, limit)
-            await self._writer.async_changed_rows()
+        shares = self._writer.shares
+        self._retain_again = True
+        while self._retain_again and not self._writer.closed:
+            self._retain_again = False
+            plan, self._retained_to = await self._hass.async_add_executor_job(
+                self.store.retention, shares, self._retained_to
+            )
+            forgotten = 0
+            for viewer, ids in plan.items():
+                # As `alto.forget`: the turn logs, the last thought and its history are told.
+                report = await self._async_forget_and_tell(ids, viewer, refresh=False)
+                if not report.admitted:
+                    LOGGER.warning("Memory retention could not forget: %s", report.reason)
+                    break
+                forgotten += len(ids)
+            if forgotten:
+                LOGGER.info(
+                    "Forgot %d of the oldest memories past the limits (max_memories %d, "
+                    "user_memory_share %d a person)",
+                    forgotten,
+                    shares.total,
+                    shares.user,
+                )
+                await self._writer.async_changed_rows()  # may ask for another pass
 
 
 def _said_now(text: str, source_id: str, owner: str, actor: str | None) -> IntakeInput:

@@ -4,6 +4,9 @@ A report is what services, the todo list and the `alto_memory_admitted` /
 `alto_memory_refused` events see of an `intake` result: ids, mode, status and a reason that
 is either a `memory.reasons.Reason` value or one of the organ's own (the store failed, or the
 journal is damaged). A refused turn is logged in one line, never with its text.
+
+A write refused for room (`memory_full`, or `user_memory_full`: the writer's own share) says so
+in the caller's language: the reason is the translation key of a `HomeAssistantError`.
 """
 
 from __future__ import annotations
@@ -24,10 +27,21 @@ EVENT_REFUSED = "alto_memory_refused"
 STORE_ERROR = "store_error"  # nothing was written
 STORE_PENDING = "store_pending"  # journaled; the store catches up before the next write
 JOURNAL_DAMAGED = "journal_damaged"  # the journal does not verify: nothing is written
-MEMORY_FULL = "memory_full"  # authored memories alone reach max_memories: nothing is written
 EMBEDDING_FAILED = "embedding_failed"  # re-embedding: the embedding model failed
 EMBEDDING_DIMENSION = "embedding_dimension"  # re-embedding: the model's vectors changed size
 REEMBED_RUNNING = "reembed_running"  # re-embedding: already running
+
+
+# Refusals that are no fault of the request: each is its own translated error, keyed by itself.
+_OWN_ERROR = frozenset(
+    {
+        STORE_ERROR,
+        STORE_PENDING,
+        JOURNAL_DAMAGED,
+        Reason.MEMORY_FULL.value,
+        Reason.USER_MEMORY_FULL.value,
+    }
+)
 
 
 @dataclass(slots=True)
@@ -45,7 +59,7 @@ class IntakeReport:
         """The translated error a refused write gives a service call or the todo list."""
         if self.admitted:
             return
-        if self.reason in (STORE_ERROR, STORE_PENDING, JOURNAL_DAMAGED, MEMORY_FULL):
+        if self.reason in _OWN_ERROR:
             raise HomeAssistantError(translation_domain=DOMAIN, translation_key=self.reason)
         if self.op == "forget" and self.reason == Reason.UNKNOWN_ID:
             raise ServiceValidationError(translation_domain=DOMAIN, translation_key="not_found")
@@ -95,7 +109,8 @@ def report_of(result: intake.IntakeResult, position: int = 0, *, op: str) -> Int
 def failed(reason: str, op: str) -> IntakeReport:
     """A write refused by the organ itself.
 
-    `STORE_ERROR`, `STORE_PENDING`, `JOURNAL_DAMAGED` or `MEMORY_FULL`.
+    `STORE_ERROR`, `STORE_PENDING`, `JOURNAL_DAMAGED`, or no room (`Reason.MEMORY_FULL`,
+    `Reason.USER_MEMORY_FULL`).
     """
     return IntakeReport(False, [], None, int(Status.REFUSED), reason, op)
 

@@ -46,7 +46,7 @@ from ..memory.references import KIND_NAMES
 from ..memory_actions import loaded_entry
 from .embedding import async_user_names
 from .organ import MemoryOrgan
-from .reports import JOURNAL_DAMAGED, MEMORY_FULL, STORE_ERROR, STORE_PENDING, IntakeReport
+from .reports import JOURNAL_DAMAGED, STORE_ERROR, STORE_PENDING, IntakeReport
 
 RECALL = f"{DOMAIN}__RecallMemories"
 REMEMBER = f"{DOMAIN}__Remember"
@@ -64,7 +64,13 @@ PROMPT = (
 
 # Why a write was refused, as the model reads it; other reasons go by their code.
 _WRITE_REFUSALS = {
-    MEMORY_FULL: "Alto's memory is full; the user can forget memories in Alto's panel.",
+    Reason.MEMORY_FULL.value: (
+        "Alto's memory is full; the user can forget memories in Alto's panel."
+    ),
+    Reason.USER_MEMORY_FULL.value: (
+        "This user's share of Alto's memory is full; they can forget some of their memories in "
+        "Alto's panel. Other people can still save theirs."
+    ),
     JOURNAL_DAMAGED: "Alto's memory is damaged and accepts no change until it is repaired.",
     STORE_ERROR: "Alto's memory could not be written; try again later.",
     STORE_PENDING: "Alto's memory is catching up after a failed write; try again later.",

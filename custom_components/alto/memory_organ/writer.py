@@ -5,7 +5,9 @@ accept changes no row); remember, forget and interpretation (`memory_interpretat
 rows and run one at a time (`rows_lock`). Embeddings are fetched before taking that lock, so a
 slow embedding model holds up no other write. Accepts and remembers that arrive while one of
 their kind is being written are written together, as one entry of up to 64 inputs
-(`memory_batching.Coalescer`): one fsync and one store write for all.
+(`memory_batching.Coalescer`): one fsync and one store write for all. A remember that no room
+can be made for within the limits (`memory.retention.refusals`) is refused under `rows_lock`,
+so remembers written together cannot pass a limit between them.
 
 A write that reached the journal but not the store leaves the store behind: the next write
 first brings it up to the journal (`replay.reconcile`), or is refused while it cannot. Nothing
@@ -27,6 +29,7 @@ from ..memory.pipeline import MAX_BATCH, IntakeInput, said_by
 from ..memory.qualification import Mode
 from ..memory.reasons import Reason
 from ..memory.records import Row
+from ..memory.retention import Shares
 from ..memory.spans import admit_source
 from ..memory.store import MemoryStore
 from .batching import Coalescer
@@ -65,12 +68,14 @@ class MemoryWriter:
         journal: Journal,
         selection: SelectionBackend,
         embedder: Embedder,
+        shares: Shares,
         requested_mode: Callable[[], Mode],
         changed: Callable[[], None],
     ) -> None:
-        """Write to `store` and `journal`; `changed` tells entities that memory changed."""
+        """Write to `store` and `journal` within `shares`; `changed` tells that memory changed."""
         self._hass = hass
         self.store = store
+        self.shares = shares
         self.journal = journal
         self.selection = selection
         self._embedder = embedder
@@ -336,6 +341,8 @@ class MemoryWriter:
         async with self.rows_lock:
             if refused := self.unwritable("remember") or await self.async_catch_up("remember"):
                 return [refused] * len(items)
+            no_room = await self._refused_for_room(items)
+            roomy = [item for item, report in zip(items, no_room, strict=True) if report is None]
 
             async def remember(batch: list[IntakeInput]) -> intake.IntakeResult:
                 return await intake.remember(
@@ -347,10 +354,27 @@ class MemoryWriter:
                     names=names,
                 )
 
-            reports = await self._each(items, remember, "remember")
+            written = iter(await self._each(roomy, remember, "remember"))
+        reports = [next(written) if report is None else report for report in no_room]
         if any(report.admitted for report in reports):
             await self.async_changed_rows()
         return reports
+
+    async def _refused_for_room(self, items: list[IntakeInput]) -> list[IntakeReport | None]:
+        """Per remember, its refusal when the limits leave it no room; None when there is.
+
+        The caller holds `rows_lock`: no row changes between this and the write.
+        """
+        reasons = await self._hass.async_add_executor_job(self.store.refusals, items, self.shares)
+        for reason in set(reasons) - {None}:
+            LOGGER.warning(
+                "Memory refused (%s): one person may keep %d memories, everyone %d "
+                "(user_memory_share, max_memories); nothing was forgotten for it",
+                reason,
+                self.shares.user,
+                self.shares.total,
+            )
+        return [None if reason is None else failed(reason.value, "remember") for reason in reasons]
 
     async def _each(self, items: list[IntakeInput], write: Write, op: str) -> list[IntakeReport]:
         """`write` the items as one batch.
