@@ -1,8 +1,9 @@
-"""The GPU top-k algorithm on the CPU: a numpy mirror of topk_pass driven by the host's plan.
+"""The GPU top-k algorithm on the CPU: models.py's mirror of topk_pass driven by the host's plan.
 
 The mirror repeats kernels.cu's bitonic network (same pairs, directions, comparison and
-sentinels), so these tests check the algorithm and the multi-pass bookkeeping on any machine;
-test_equivalence.py checks the compiled kernels themselves on a GPU.
+sentinels), so these tests check the algorithm, the multi-pass bookkeeping, candidate lists
+shorter than their capacity and the host's layout helpers on any machine; test_equivalence.py
+checks the compiled kernels themselves on a GPU.
 """
 
 from __future__ import annotations
@@ -17,64 +18,18 @@ import pytest
 from custom_components.alto.gpu import plan
 from custom_components.alto.memory import selection
 
+from . import models
+
 KERNELS = Path(plan.__file__).with_name("kernels.cu")
-SENTINEL_SCORE = np.iinfo(np.int32).min
-SENTINEL_ID = np.iinfo(np.int64).max
 
 
-def bitonic(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """kernels.cu's sort, one vectorized step per stage (a stage's pairs are disjoint)."""
-    s, d = scores.copy(), ids.copy()
-    size = len(s)
-    t = np.arange(size // 2)
-    span = 2
-    while span <= size:
-        stride = span // 2
-        while stride:
-            i = 2 * t - (t & (stride - 1))
-            j = i + stride
-            forward = (i & span) == 0
-            si, sj, di, dj = s[i], s[j], d[i], d[j]
-            swap = ((sj > si) | ((sj == si) & (dj < di))) == forward
-            s[i[swap]], s[j[swap]] = sj[swap], si[swap]
-            d[i[swap]], d[j[swap]] = dj[swap], di[swap]
-            stride //= 2
-        span *= 2
-    return s, d
-
-
-def topk_pass(
-    scores: np.ndarray, ids: np.ndarray, step: plan.TopkPass, m: int, tile: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """One launch for one query: every block sorts its tile and keeps its best m."""
-    out_s = np.empty(step.blocks * m, dtype=np.int32)
-    out_i = np.empty(step.blocks * m, dtype=np.int64)
-    for block in range(step.blocks):
-        base = block * tile
-        valid = min(tile, step.count - base)
-        size = 1 << max(valid - 1, 0).bit_length()
-        s = np.full(size, SENTINEL_SCORE, dtype=np.int32)
-        d = np.full(size, SENTINEL_ID, dtype=np.int64)
-        s[:valid], d[:valid] = scores[base : base + valid], ids[base : base + valid]
-        s, d = bitonic(s, d)
-        keep = min(m, size)
-        out_s[block * m : block * m + keep] = s[:keep]
-        out_i[block * m : block * m + keep] = d[:keep]
-        out_s[block * m + keep : (block + 1) * m] = SENTINEL_SCORE
-        out_i[block * m + keep : (block + 1) * m] = SENTINEL_ID
-    return out_s, out_i
-
-
-def gpu_top_k(scores: np.ndarray, ids: np.ndarray, k: int, tile: int) -> list[tuple[int, int]]:
+def gpu_top_k(
+    scores: np.ndarray, ids: np.ndarray, k: int, tile: int, count: int | None = None
+) -> list[tuple[int, int]]:
     """The kernels' top k, simulated pass by pass as `plan` lays them out."""
-    m = min(k, len(scores))
+    m = min(k, len(scores) if count is None else count)
     passes = plan.topk_passes(len(scores), m, tile)
-    s, d = scores.astype(np.int32), ids
-    for step in passes:
-        assert step.count == len(s)
-        s, d = topk_pass(s, d, step, m, tile)
-    assert len(s) == m
-    return list(zip(d.tolist(), s.tolist(), strict=True))
+    return models.reduce(scores.astype(np.int64), ids, passes, m, tile=tile, count=count)
 
 
 def tie_heavy(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +69,7 @@ def test_bitonic_sorts_by_score_then_id() -> None:
     """Bitonic sorts by score then id."""
     rng = np.random.default_rng(9)
     scores, ids = tie_heavy(rng, 512)
-    s, d = bitonic(scores.astype(np.int32), ids)
+    s, d = models.bitonic(scores, ids)
     assert list(zip(d.tolist(), s.tolist(), strict=True)) == reference(scores, ids, 512)
 
 
@@ -130,30 +85,58 @@ def test_plan_shapes() -> None:
             plan.topk_passes(count, m)
 
 
-def test_pack_words_keeps_bytes_in_order_and_pads_with_zeros() -> None:
-    """Pack words keeps bytes in order and pads with zeros."""
+@pytest.mark.parametrize("seed", range(8))
+def test_a_short_candidate_list_reads_only_its_count(seed: int) -> None:
+    """With a count, slots past it are never read: garbage there changes nothing."""
+    rng = np.random.default_rng(seed)
+    capacity, count = 600, int(rng.integers(1, 600))
+    scores, ids = tie_heavy(rng, capacity)
+    scores[count:] = 10**6  # would win every comparison if it were read
+    k = int(rng.integers(1, min(count, 16) + 1))
+    expected = reference(scores[:count], ids[:count], k)
+    assert gpu_top_k(scores, ids, k, tile=64, count=count) == expected
+
+
+def test_pack_rows_keeps_bytes_in_order_and_pads_with_zeros() -> None:
+    """Pack rows keeps bytes in order and pads with zeros to whole k-slices."""
     rng = np.random.default_rng(10)
-    codes = rng.integers(-127, 128, size=(7, 13), dtype=np.int8)
-    packed = plan.pack_words(codes, plan.words_for(13))
-    assert packed.dtype == np.int32
-    assert packed.shape == (7, 4)
-    raw = packed.view(np.int8)
-    assert np.array_equal(raw[:, :13], codes)
-    assert not raw[:, 13:].any()
-    # __dp4a sums byte-lane products, so the packed dot product is the code dot product.
-    query = plan.pack_words(codes[:1], 4).view(np.int8).astype(np.int64)
-    assert np.array_equal((raw.astype(np.int64) * query).sum(1), selection.scores(codes, codes[0]))
+    codes = rng.integers(-127, 128, size=(7, 45), dtype=np.int8)
+    assert [plan.row_bytes_for(d) for d in (1, 32, 33, 45, 768)] == [32, 32, 64, 64, 768]
+    packed = plan.pack_rows(codes, plan.row_bytes_for(45))
+    assert packed.shape == (7, 64)
+    assert np.array_equal(packed[:, :45], codes)
+    assert not packed[:, 45:].any()
+    raw = packed.astype(np.int64)
+    assert np.array_equal(raw @ raw[0], selection.scores(codes, codes[0]))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_upload_pieces_cover_new_rows_once(seed: int) -> None:
+    """Pieces cover [start, end) in order, each inside one block and at most `most` rows."""
+    rng = np.random.default_rng(seed)
+    block_rows, most = int(rng.integers(1, 50)), int(rng.integers(1, 80))
+    start = int(rng.integers(0, 300))
+    end = start + int(rng.integers(0, 300))
+    pieces = plan.upload_pieces(block_rows, start, end, most)
+    covered = [p.row + i for p in pieces for i in range(p.rows)]
+    assert covered == list(range(start, end))
+    for p in pieces:
+        assert 1 <= p.rows <= most
+        assert p.row == p.block * block_rows + p.column
+        assert p.column + p.rows <= block_rows
+    # a piece starts inside a block only where the load starts or the last piece was full
+    for before, piece in itertools.pairwise(pieces):
+        assert piece.column == 0 or (piece.block == before.block and before.rows == most)
 
 
 def test_kernel_constants_match_the_host_plan() -> None:
-    """Kernel constants match the host plan."""
+    """Every #define the host mirrors has the host's value."""
     defines = dict(re.findall(r"^#define (\w+) (\d+)", KERNELS.read_text(), flags=re.M))
-    for name in (
-        "TOPK_TILE",
-        "TOPK_THREADS",
-        "SCORE_ONE_THREADS",
-        "BATCH_THREADS",
-        "BATCH_ROWS",
-        "BATCH_QUERIES",
-    ):
+    mirrored = {name for name in defines if hasattr(plan, name)}
+    assert mirrored == set(defines) - {"FULL_MASK", "SENTINEL_ID"}
+    for name in mirrored:
         assert int(defines[name]) == getattr(plan, name), name
+    assert plan.MAX_K <= plan.TOPK_TILE // 4
+    assert plan.MAX_DIM * 127 * 127 < 2**31 <= (plan.MAX_DIM + 1) * 127 * 127
+    # score_mma's staging ring fits the static shared-memory limit
+    assert plan.MMA_STAGES * (plan.MMA_ROWS + plan.MMA_QUERIES) * plan.MMA_STRIDE <= 48 * 1024

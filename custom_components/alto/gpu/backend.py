@@ -19,8 +19,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..memory import scoring, selection
-from ..memory.matrix import BLOCK_ROWS, Snapshot
+from ..memory import scoring
+from ..memory.matrix import Snapshot
 from ..memory.scoring import Allowed, Scorer
 from . import plan
 from .device import CudaDevice
@@ -59,12 +59,6 @@ class SelectionBackend(Protocol):
 
     def close(self) -> None:
         """Release what the backend holds."""
-
-
-def _rows(codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validated private copies, so a caller may reuse its arrays once a call is submitted."""
-    codes, ids = selection.validate_rows(np.asarray(codes), ids)
-    return np.array(codes), np.array(ids)
 
 
 def _query(query_codes: np.ndarray) -> np.ndarray:
@@ -135,16 +129,21 @@ class CudaBackend:
     thread; from HA's event loop use the ``async_`` variants, which await the owner's future.
     """
 
-    def __init__(self, cache_dir: str | Path, ordinal: int = 0) -> None:
+    def __init__(
+        self, cache_dir: str | Path, ordinal: int = 0, *, tensor_cores: bool = True
+    ) -> None:
         """Start the thread that owns device ``ordinal``'s context.
 
-        Compiled kernels are cached in ``cache_dir``.
+        Compiled kernels are cached in ``cache_dir``; ``tensor_cores=False`` scores batches
+        with __dp4a even where int8 mma exists (as devices before compute capability 8.0 do).
         """
         # Fails fast with ImportError (no PyCUDA, or no driver library) before a thread starts.
         importlib.import_module("pycuda.driver")
 
         path = Path(cache_dir)
-        self._owner = OwnerThread(lambda: CudaDevice(path, ordinal), name="alto-cuda")
+        self._owner = OwnerThread(
+            lambda: CudaDevice(path, ordinal, tensor_cores=tensor_cores), name="alto-cuda"
+        )
         self.name: str = self._owner.submit(lambda device: device.name).result()
         self._snapshot: Snapshot | None = None  # the last snapshot loaded, for masks
         self._uploaded: tuple[int, int] | None = None  # (origin, rows) the device holds
@@ -153,25 +152,13 @@ class CudaBackend:
         """Hold ``snapshot`` on the device.
 
         When the device holds an earlier snapshot of the same matrix, only the rows added
-        since are uploaded; otherwise all of them. A block at a time, so the host never
-        builds a second full copy of the codes.
+        since are uploaded; otherwise all of them. The codes travel as the snapshot keeps them
+        (column blocks), through pinned buffers, and become device rows on the device.
         """
         held, self._uploaded = self._uploaded, None  # a failed upload forces a full one next
         start = held[1] if held and held[0] == snapshot.origin and held[1] <= len(snapshot) else 0
-        if start == 0:
-            self.set_matrix(np.zeros((0, snapshot.dim), np.int8), np.zeros(0, np.int64))
-        for first in range(start, len(snapshot), BLOCK_ROWS):
-            positions = np.arange(first, min(len(snapshot), first + BLOCK_ROWS))
-            self.append(snapshot.take(positions), snapshot.ids[positions])
+        self._owner.submit(CudaDevice.load, snapshot, start).result()
         self._snapshot, self._uploaded = snapshot, (snapshot.origin, len(snapshot))
-
-    def set_matrix(self, codes: np.ndarray, ids: np.ndarray) -> None:
-        """Replace the device's matrix with these rows."""
-        self._owner.submit(CudaDevice.set_matrix, *_rows(codes, ids)).result()
-
-    def append(self, codes: np.ndarray, ids: np.ndarray) -> None:
-        """Append these rows to the device's matrix."""
-        self._owner.submit(CudaDevice.append, *_rows(codes, ids)).result()
 
     def top_k(self, query_codes: np.ndarray, k: int, allowed: Allowed | None = None) -> Hits:
         """At most k (id, score) for one query, over the rows ``allowed`` leaves."""
