@@ -22,6 +22,13 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   acknowledgement words), first run on the rule as it stood (weights 4:1), then on the 8:1
   weight and on step 3's changed-value clause, each chosen on the other sets: read only as
   tables, the sets no choice has been made on.
+- `blind_de_1.json` (German, Freiburg) and `blind_nl_1.json` (Dutch, Utrecht): households in
+  Alto's other languages, written as the blind sets were (questions paraphrased, compounds split
+  or joined otherwise than said: "Bioabfuhr" for the "Biotonne", "internetwachtwoord" for the
+  "wifi-wachtwoord"), half their corrections without a word of change; first run on the rule
+  before the languages' own words (`memory.languages`), then on it. A set's "language" (English
+  when it has none) is its Home Assistant's, and the summary after the sets pools each
+  language's questions.
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small

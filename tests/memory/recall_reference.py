@@ -16,7 +16,15 @@ from functools import lru_cache
 import numpy as np
 
 from custom_components.alto.memory.corpus import competes
-from custom_components.alto.memory.lexical import PREFIX, Terms, log2_fixed, terms
+from custom_components.alto.memory.lexical import (
+    MIN_PART,
+    PREFIX,
+    Terms,
+    language,
+    log2_fixed,
+    name_count,
+    terms,
+)
 from custom_components.alto.memory.recall import (
     CONSIDERED,
     COSINE_WEIGHT,
@@ -35,15 +43,18 @@ _K1_NUM, _K1_DEN = 6, 5
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A text as the lexical score reads it: its terms and how many there are.
+    """A text as the lexical score reads it: its own terms, and what is read beside it.
 
-    `quote` holds the text's own terms, `also` those read beside it (who said it); `terms` both.
+    `also` (who said it) is read in each query's language.
     """
 
-    terms: Terms
-    length: int
     quote: Terms
-    also: Terms
+    also: str
+
+    @property
+    def terms(self) -> Terms:
+        """Its own terms and those read beside it, the latter as a text of their own."""
+        return Counter(self.quote) + Counter(terms(self.also))
 
 
 @lru_cache(maxsize=65536)
@@ -52,19 +63,26 @@ def document(text: str, also: str = "") -> Document:
 
     Cached, since a store's memories are read again every turn.
     """
-    found = Counter(terms(text))
-    found.update(terms(also))
-    return Document(found, sum(found.values()), terms(text), terms(also))
+    return Document(terms(text), also)
 
 
-def _related(term: str, vocabulary: set[str]) -> set[str]:
-    """`term` and the quoted terms it begins or that begin it, both PREFIX letters or more."""
+def _related(term: str, vocabulary: set[str], heads: bool) -> set[str]:
+    """`term` and the quoted terms it begins or that begin it, both PREFIX letters or more.
+
+    With `heads`, also those it ends or that end it, at least MIN_PART letters longer.
+    """
     if len(term) < PREFIX or term.isdigit():
         return {term}
     return {term} | {
         word
         for word in vocabulary
-        if len(word) >= PREFIX and (word.startswith(term) or term.startswith(word))
+        if len(word) >= PREFIX
+        and (
+            word.startswith(term)
+            or term.startswith(word)
+            or (heads and word.endswith(term) and len(word) >= len(term) + MIN_PART)
+            or (heads and term.endswith(word) and len(term) >= len(word) + MIN_PART)
+        )
     }
 
 
@@ -72,18 +90,26 @@ def bm25(query: str, documents: Sequence[Document]) -> list[int]:
     """Each document's BM25 score for `query` (fixed point, IDF_BITS fraction bits), in order.
 
     The statistics (document count, frequencies, average length) are those of `documents`. A
-    query term counts its related quoted terms; what is read beside a quote only as written.
+    query term counts its related quoted terms (compound heads too in a language that writes
+    them closed); what is read beside a quote, in the query's language, only as written (a
+    name's bare genitive "s" aside: `name_count`).
     """
     n = len(documents)
     if n == 0:
         return []
-    total = sum(d.length for d in documents) or 1
+    lang = language(query)
+    also = [terms(d.also, lang.code) for d in documents]
+    lengths = [
+        sum(d.quote.values()) + sum(a.values()) for d, a in zip(documents, also, strict=True)
+    ]
+    total = sum(lengths) or 1
     vocabulary = {word for d in documents for word in d.quote}
     scores = [0] * n
     for term in terms(query):
-        group = _related(term, vocabulary)
+        group = _related(term, vocabulary, lang.compounds)
         counts = [
-            sum(d.quote.get(word, 0) for word in group) + d.also.get(term, 0) for d in documents
+            sum(d.quote.get(word, 0) for word in group) + name_count(term, a, lang)
+            for d, a in zip(documents, also, strict=True)
         ]
         holders = [i for i, count in enumerate(counts) if count]
         if not holders:
@@ -94,7 +120,7 @@ def bm25(query: str, documents: Sequence[Document]) -> list[int]:
             tf = counts[i]
             # tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)), times 20 total top and bottom
             top = 4 * (_K1_NUM + _K1_DEN) * tf * total
-            bottom = 20 * total * tf + _K1_NUM * (total + 3 * documents[i].length * n)
+            bottom = 20 * total * tf + _K1_NUM * (total + 3 * lengths[i] * n)
             scores[i] += weight * top // bottom
     return scores
 

@@ -44,9 +44,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import informative, lexical
+from . import languages, lexical
 from .informative import is_informative
-from .lexical import PREFIX, count_terms, idf, related, term_scores, terms
+from .lexical import (
+    PREFIX,
+    count_terms,
+    idf,
+    language,
+    name_count,
+    related,
+    term_scores,
+    terms,
+)
 from .matrix import Snapshot
 from .records import KIND_SOURCE, Row
 
@@ -67,7 +76,7 @@ def warm(rows: Iterable[Row]) -> None:
             count_terms(row.document)
 
 
-_RULES = 1  # bump when `count_terms` or `competes` change in code, not only in their word lists
+_RULES = 2  # bump when `count_terms` or `competes` change in code, not only in their word lists
 
 
 def _lexicon() -> str:
@@ -76,10 +85,7 @@ def _lexicon() -> str:
         _RULES,
         lexical.WORD.pattern,
         lexical._CLITIC.pattern,  # the rule itself is what is fingerprinted
-        sorted(lexical.STOPWORDS),
-        sorted(informative.QUESTION_OPENERS),
-        sorted(informative.ACKNOWLEDGEMENTS),
-        sorted(informative.COMMAND_VERBS),
+        languages.fingerprint(),  # every language's words, what `informative` reads among them
         importlib.metadata.version("snowballstemmer"),
     ]
     return hashlib.sha256(json.dumps(rules).encode()).hexdigest()[:32]
@@ -140,6 +146,7 @@ class View:
     actors: Sequence[str]  # user ids by index; only those the first n rows use are read
     vocabulary: Mapping[str, int]  # term -> its index (in this and later views)
     by_prefix: Mapping[str, Sequence[str]]  # its terms by their first PREFIX letters
+    by_suffix: Mapping[str, Sequence[str]]  # and by their last PREFIX letters
     seeded: _Seeded  # postings of the rows a seed read, by term index
     postings: Mapping[int, tuple[array[int], array[int]]]  # term index -> positions, counts
 
@@ -158,9 +165,13 @@ class View:
             return later, times
         return positions, counts
 
-    def related_holders(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """`holders` of `term` and of the terms related to it (`lexical.related`), summed."""
-        group = related(term, self.vocabulary, self.by_prefix)
+    def related_holders(self, term: str, heads: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """`holders` of `term` and of the terms related to it (`lexical.related`), summed.
+
+        With `heads`, a compound's head is related too (a query in a language that writes
+        compounds closed).
+        """
+        group = related(term, self.vocabulary, self.by_prefix, self.by_suffix if heads else None)
         if len(group) == 1:
             return self.holders(term)
         found = [self.holders(t) for t in group]
@@ -180,11 +191,13 @@ class View:
 
         The score is `lexical.idf` and `lexical.term_scores`; each row is read with its speaker's
         name, and the pool is the corpus. A query term counts its related terms in the quotes
-        (`lexical.related`); a speaker's name counts only as written.
+        (`lexical.related`, heads too when the query's language writes compounds closed); a
+        speaker's name, read in the query's language, counts only as written (`name_count`).
         """
         in_pool = np.zeros(self.n, dtype=bool)
         in_pool[pool] = True
-        spoken = [terms(names.get(actor, "")) for actor in self.actors]
+        lang = language(query)
+        spoken = [terms(names.get(actor, ""), lang.code) for actor in self.actors]
         length = self.length
         if any(spoken):
             extra = np.array([sum(t.values()) for t in spoken], dtype=np.int64)
@@ -193,13 +206,13 @@ class View:
         total = int(length[pool].sum()) or 1
         scores: np.ndarray = np.zeros(self.n, dtype=np.int64)
         for term in terms(query):
-            positions, counts = self.related_holders(term)
-            named = [code for code, said in enumerate(spoken) if term in said]
+            positions, counts = self.related_holders(term, lang.compounds)
+            named = [code for code, said in enumerate(spoken) if name_count(term, said, lang)]
             if named:
                 tf = np.zeros(self.n, dtype=np.int64)
                 tf[positions] = counts
                 for code in named:
-                    tf[self.actor == code] += spoken[code][term]
+                    tf[self.actor == code] += name_count(term, spoken[code], lang)
                 holders = np.flatnonzero(in_pool & (tf > 0))
                 tf = tf[holders]
             else:
@@ -233,8 +246,10 @@ class Corpus:
         # Every term read, for the corpus's life (a vocabulary's size; a view reads it unlocked:
         # it only grows, and an index past a view's postings is not that view's).
         self._vocabulary: dict[str, int] = {}
-        # The same terms by their first PREFIX letters, each list only appended to.
+        # The same terms by their first and by their last PREFIX letters, each list only
+        # appended to.
         self._by_prefix: dict[str, list[str]] = {}
+        self._by_suffix: dict[str, list[str]] = {}
         self._reset(None)
 
     def _new_term(self, term: str) -> int:
@@ -242,6 +257,7 @@ class Corpus:
         index = self._vocabulary[term] = len(self._vocabulary)
         if len(term) >= PREFIX:
             self._by_prefix.setdefault(term[:PREFIX], []).append(term)
+            self._by_suffix.setdefault(term[-PREFIX:], []).append(term)
         return index
 
     def _reset(self, origin: int | None) -> None:
@@ -374,6 +390,7 @@ class Corpus:
             actors=list(self._actors),
             vocabulary=self._vocabulary,
             by_prefix=self._by_prefix,
+            by_suffix=self._by_suffix,
             seeded=self._seeded,
             postings=self._postings,
         )

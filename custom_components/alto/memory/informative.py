@@ -9,17 +9,18 @@ out of the turn's memory block. A text is informative when at least one of its s
 of these:
 
 - a question: it ends with "?", or, with no end punctuation at all (as speech-to-text may leave
-  it), opens with an interrogative or an inverted auxiliary ("when", "is", "can", ...): "Will is
-  coming on Friday." is a statement;
-- an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night"),
-  the assistant addressed included ("Thank you, computer!");
-- a command: it opens (after "please", "hey", ...) with one of COMMAND_VERBS ("turn", "set",
-  "play"), verbs of device control and media, never of telling ("remember", "note" stay
-  informative).
+  it), opens with an interrogative or an inverted auxiliary ("when", "is", "can", "wann",
+  "hoe", ...): "Will is coming on Friday." is a statement;
+- an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night",
+  "danke", "dank je wel"), the assistant addressed included ("Thank you, computer!");
+- a command: it opens (after "please", "hey", "bitte", ...) with one of COMMAND_VERBS ("turn",
+  "set", "play", "mach", "zet"), verbs of device control and media, never of telling
+  ("remember", "note", "remind" stay informative, and so do "erinnere", "herinner").
 
-The rule is deterministic and English, like the word lists; a sentence in another language is
-informative unless it ends with "?". It runs on every selection, so it is kept cheap: a regular
-expression's words, not a Unicode segmenter.
+Each list is the union of every language's (`languages`): a "Danke!" or "Licht aus" has too few
+words to tell its language by, and the lists are kept so that no word of one language opens a
+statement of another. A command without its verb ("Licht aus") is not recognised. It runs on
+every selection, so it is kept cheap: a regular expression's words, not a Unicode segmenter.
 """
 
 from __future__ import annotations
@@ -27,34 +28,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .languages import union
 from .lexical import WORD
 from .records import TEXTS_CACHED
 
 # A sentence ends at . ! ? or …, except a dot between digits ("7.30").
 _SENTENCE = re.compile(r"(?:[^.!?…]|(?<=\d)\.(?=\d))+[.!?…]*")
 
-_QUESTION_OPENERS_WORDS = (
-    "what when where who whom whose why how which is are am was were do does did can could "
-    "will would shall should may might must have has had"
-)
-QUESTION_OPENERS = frozenset(_QUESTION_OPENERS_WORDS.split())
-_ACKNOWLEDGEMENTS_WORDS = (
-    "ok okay k thanks thank you ty cheers great good cool nice perfect awesome fine alright "
-    "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
-    "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
-    "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
-    "whatever that that'll will do computer alto assistant"  # "Thanks, that'll do, computer!"
-)
-ACKNOWLEDGEMENTS = frozenset(_ACKNOWLEDGEMENTS_WORDS.split())
-_COMMAND_VERBS_WORDS = (
-    "turn switch set dim brighten open close lock unlock play pause stop start resume skip "
-    "mute unmute raise lower increase decrease activate deactivate arm disarm run toggle show "
-    "tell read call text message put add cancel"
-)
-COMMAND_VERBS = frozenset(_COMMAND_VERBS_WORDS.split())
-_OPENING_COURTESIES = frozenset(
-    ["please", "hey", "ok", "okay", "alto", "assistant", "now", "and", "then"]
-)
+QUESTION_OPENERS = union("questions")
+ACKNOWLEDGEMENTS = union("acknowledgements")
+COMMAND_VERBS = union("commands")
+_OPENING_COURTESIES = union("courtesies")
 
 
 @lru_cache(maxsize=TEXTS_CACHED)  # the keys are the rows' own strings

@@ -8,92 +8,123 @@ logarithm computed with integers (`log2_fixed`), and each term's saturation is o
 division, with k1 = 6/5 and b = 3/4, Robertson's usual constants.
 
 Words: a regular expression's word characters, casefolded, a possessive or other clitic dropped
-("Sofia's" is "sofia"), Snowball's English stemmer ("lessons" is "lesson"), and the commonest
-function words left out. Stemming is the well-kept `snowballstemmer`, the one the verifier uses.
+("Sofia's" is "sofia"; in French and Italian an elided article or pronoun too, "l'école" is
+"école"), then stemmed by Snowball's stemmer of the text's language ("lessons" is "lesson",
+"Tonnen" is "tonn"), and that language's commonest function words left out. A text's language is
+read from its words (`languages.detect`): rows do not record one. Stemming is the well-kept
+`snowballstemmer`, the one the verifier uses.
 
 A household calls some of its people by another word ("Grandma", "Nana"): `with_names` adds
 the name of each person a query calls so, and the lexical score then reads the question as about
-them, both what they said (a memory is read with its speaker's name) and what names them.
+them, both what they said (a memory is read with its speaker's name) and what names them. A
+name is read in the question's language, as the question's own words are ("Sanne" is "sann" to
+the English stemmer, "sanne" to the Dutch), and in German and Dutch with its genitive's bare "s"
+("Leas Lehrerin": `name_count`).
 
 A stem leaves derivations and compounds apart ("allergic" is "allerg", "allergy" "allergi";
 "milk" and "milkman"; "head" and "headteacher"), so a query term also counts the stored terms it
 begins or that begin it, at least PREFIX letters long (`related`): one term, its holders the
-union.
+union. In a language that writes compounds closed (German, Dutch) a compound also meets its head:
+a query term counts the stored terms it ends or that end it ("Tonne" and "Biomülltonne",
+"Internetpasswort" and "Passwort"), the head at least PREFIX letters and what comes before it at
+least MIN_PART ("Preise" is not "Reise" with a "P"). Parts are only ever words the household
+said: no dictionary, so a part in the middle ("Müll" in "Biomülltonne") is not met.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 import snowballstemmer
 
+from .languages import LANGUAGES, Language, detect
+
 IDF_BITS = 16  # fixed-point fraction bits of an inverse document frequency
 _K1_NUM, _K1_DEN = 6, 5
 # A word, with any apostrophe inside it ("Sofia's", "don’t"); `informative` reads words alike.
 WORD = re.compile(r"\w+(?:['’]\w+)*")
-_CLITIC = re.compile(r"['’](?:s|m|re|ve|d|ll|t)$")
-_STEMMER = snowballstemmer.stemmer("english")
-_STOPWORDS_WORDS = (
-    "a an the and or but of to in on at by for with from as is are was were be been being am "
-    "it its this that these those there here i me my we our us you your he him his she her "
-    "they them their do does did so if then than too very just also oh um uh please"
-)
-STOPWORDS = frozenset(_STOPWORDS_WORDS.split())
+_CLITIC = re.compile(r"'(?:s|m|re|ve|d|ll|t)$")  # read after "’" is "'"
+_STEMMERS = {code: snowballstemmer.stemmer(lang.stemmer) for code, lang in LANGUAGES.items()}
 
 type Terms = Mapping[str, int]  # stemmed term -> count in one text
 
-PREFIX = 4  # the shortest stem that stands for the longer ones it begins
+PREFIX = 4  # the shortest stem that stands for the longer ones it begins (or, closed, ends)
+MIN_PART = 3  # the fewest letters before a compound's head
 
 
 @lru_cache(maxsize=65536)
-def terms(text: str) -> Terms:
-    """The stemmed content terms of `text` with their counts (cached by text)."""
-    return count_terms(text)
+def terms(text: str, code: str = "") -> Terms:
+    """The stemmed content terms of `text` with their counts (cached by text).
+
+    Read in the language `code` (a key of `languages.LANGUAGES`), or in its own (`language`).
+    """
+    return count_terms(text, code)
 
 
-def count_terms(text: str) -> Counter[str]:
+@lru_cache(maxsize=65536)
+def language(text: str) -> Language:
+    """The language `text` is read in (`languages.detect`; cached by text)."""
+    return detect(_folded(WORD.findall(text)))
+
+
+def count_terms(text: str, code: str = "") -> Counter[str]:
     """`terms` uncached: what reads many texts once (the store's corpus) keeps only its words."""
-    found = Counter(map(_term, WORD.findall(text)))
+    words = _folded(WORD.findall(text))
+    lang = LANGUAGES[code] if code else detect(words)
+    found = Counter(_term(lang, word) for word in words)
     found.pop("", None)
     return found
 
 
-_TERMS: dict[str, str] = {}  # a word as written -> its term, "" for none; cleared when full
+def stems(lang: Language, words: Iterable[str]) -> set[str]:
+    """The terms of `words` (each as a text's words are read) in `lang`, function words aside."""
+    return {t for word in _folded(WORD.findall(" ".join(words))) if (t := _term(lang, word))}
+
+
+def _folded(words: list[str]) -> list[str]:
+    return [word.casefold().replace("’", "'") for word in words]
+
+
+# By language, a word casefolded -> its term, "" for none; cleared when full.
+_TERMS: dict[str, dict[str, str]] = {code: {} for code in LANGUAGES}
 _TERMS_MAX = 1 << 18
 
 
-def _term(word: str) -> str:
-    """The term of one word as written: casefolded, its clitic dropped, stemmed.
+def _term(lang: Language, word: str) -> str:
+    """The term of one casefolded word in `lang`: its clitic or elision dropped, stemmed.
 
     "" for a function word. Cached: a new text is mostly words already read (numbers, often new,
     are their own term and skip the cache).
     """
     if word.isascii() and word.isdigit():
         return word
-    found = _TERMS.get(word)
+    cache = _TERMS[lang.code]
+    found = cache.get(word)
     if found is None:
-        bare = _CLITIC.sub("", word.casefold())
-        found = _stem(bare) if bare and bare not in STOPWORDS else ""
-        if len(_TERMS) >= _TERMS_MAX:
-            _TERMS.clear()
-        _TERMS[word] = found
+        bare = _CLITIC.sub("", word)
+        while (cut := bare.find("'")) > 0 and bare[:cut] in lang.elided:
+            bare = bare[cut + 1 :]
+        found = _stem(lang, bare) if bare and bare not in lang.function_words else ""
+        if len(cache) >= _TERMS_MAX:
+            cache.clear()
+        cache[word] = found
     return found
 
 
-def _stem(word: str) -> str:
-    """Snowball's stem of one word.
+def _stem(lang: Language, word: str) -> str:
+    """Snowball's stem of one word in `lang`.
 
-    Digits are their own stem (Snowball's English rules only change letters) and the stemmer is
-    slow on them (about 50 µs), so they skip it.
+    Digits are their own stem (Snowball's rules only change letters) and the stemmer is slow on
+    them (about 50 µs), so they skip it.
     """
     if word.isascii() and word.isdigit():
         return word
-    return str(_STEMMER.stemWord(word))
+    return str(_STEMMERS[lang.code].stemWord(word))
 
 
 def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
@@ -139,32 +170,62 @@ def term_scores[T: (int, np.ndarray)](weight: int, tf: T, length: T, total: int,
 
 
 def related(
-    term: str, vocabulary: Mapping[str, int], by_prefix: Mapping[str, Sequence[str]]
+    term: str,
+    vocabulary: Mapping[str, int],
+    by_prefix: Mapping[str, Sequence[str]],
+    by_suffix: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """`term` and the terms of `vocabulary` it begins or that begin it, PREFIX letters or more.
 
-    `by_prefix` lists the vocabulary's terms by their first PREFIX letters. Numbers stand alone.
+    `by_prefix` lists the vocabulary's terms by their first PREFIX letters. Given `by_suffix`
+    (the same by their last PREFIX letters), for a query in a language that writes compounds
+    closed, also the terms it ends or that end it, the head PREFIX letters or more and at least
+    MIN_PART before it. Numbers stand alone. Each term once.
     """
     if len(term) < PREFIX or term.isdigit():
         return [term]
     found = [term]
     found += (t for t in by_prefix.get(term[:PREFIX], ()) if t != term and t.startswith(term))
     found += (term[:k] for k in range(PREFIX, len(term)) if term[:k] in vocabulary)
+    if by_suffix is not None:
+        found += (
+            t
+            for t in by_suffix.get(term[-PREFIX:], ())
+            if len(t) >= len(term) + MIN_PART and t.endswith(term)
+        )
+        found += (
+            term[k:] for k in range(MIN_PART, len(term) - PREFIX + 1) if term[k:] in vocabulary
+        )
+    return list(dict.fromkeys(found))
+
+
+def name_count(term: str, name: Terms, lang: Language) -> int:
+    """How many times `name` (the terms of what someone is called) holds the query term `term`.
+
+    As written, or, in a language whose names take a bare "s" for the genitive ("Leas
+    Lehrerin", "Sannes mentor"), `term` less that "s".
+    """
+    found = name.get(term, 0)
+    if not found and lang.genitive and term.endswith("s"):
+        found = name.get(term[:-1], 0)
     return found
 
 
 def with_names(query: str, aliases: Mapping[str, str]) -> str:
     """`query` followed by the names of the people it calls by an alias, if any.
 
-    `aliases` maps what someone is called ("Grandma", "Aunt Lucia") to their names ("Rosa"); an
-    alias is in the query when every one of its terms is.
+    `aliases` maps what someone is called ("Grandma", "Aunt Lucia", "Oma") to their names
+    ("Rosa"); an alias is in the query when every one of its terms is (`name_count`), the alias
+    read in the query's language.
     """
+    lang = language(query)
     asked = terms(query)
     found = sorted(
         {
             names
             for alias, names in aliases.items()
-            if (called := terms(alias)) and all(term in asked for term in called)
+            if (called := terms(alias, lang.code))
+            and all(any(name_count(t, {term: 1}, lang) for t in asked) for term in called)
         }
     )
     return " ".join([query, *found]) if found else query

@@ -54,7 +54,8 @@ from functools import lru_cache
 import numpy as np
 
 from .corpus import INT64_SAFE, Corpus, View
-from .lexical import IDF_BITS, idf, terms
+from .languages import LANGUAGES
+from .lexical import IDF_BITS, idf, stems, terms
 from .records import (
     KIND_EXPLICIT,
     KIND_SOURCE,
@@ -75,22 +76,11 @@ UPDATING = 16  # the best-ranked rows that may move before an older row they upd
 # their IDFs over the pool): as rare as one row in 256. Fewer let common names join unrelated
 # rows; more miss corrections that repeat only their subject's name (docs/memory.md).
 SUBJECT_BITS = 8
-# Words that say a statement changes an earlier one: "the bus comes at 7:30 now", "moved to the
-# golf club", or keeps the rest of it ("same place", "still on Tuesdays").
-_UPDATE_MARKERS_WORDS = (
-    "now actually instead anymore longer changed change moved move new rescheduled switched "
-    "replaced updated correction wrong same still"
-)
-# Words that carry a value an update changes: when, how many, which day.
-_VALUES_WORDS = (
-    "monday tuesday wednesday thursday friday saturday sunday weekend weekday week month year "
-    "january february march april may june july august september october november december "
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty half "
-    "quarter noon midnight morning afternoon evening night am pm oclock today tomorrow daily "
-    "weekly fortnightly monthly early late earlier later every other"
-)
-UPDATE_MARKERS = frozenset(terms(_UPDATE_MARKERS_WORDS))
-VALUES = frozenset(terms(_VALUES_WORDS))
+# Words that say a statement changes an earlier one ("the bus comes at 7:30 now", "jetzt",
+# "inmiddels"), and words that carry a value an update changes (when, how many, which day): every
+# language's (`languages`), each stemmed in its own.
+UPDATE_MARKERS = frozenset(t for lang in LANGUAGES.values() for t in stems(lang, lang.changes))
+VALUES = frozenset(t for lang in LANGUAGES.values() for t in stems(lang, lang.values))
 _NOT_SUBJECT = VALUES | UPDATE_MARKERS
 _DIGIT = re.compile(r"\d")
 DAY_S = 86400

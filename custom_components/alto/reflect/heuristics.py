@@ -7,17 +7,21 @@ action of the turn failed, was refused or declined, a medium one.
 
 `fallback` is what N+1 notes when the model fails, times out or answers malformed: `verify`,
 plus commitments (a sentence of the person's with "I'll", "I will", "I'm going to", "I need
-to", "I have to", "remind me", "don't let me forget", "tomorrow I"; a sentence of Alto's with
-"I'll"/"I will" when no effector acted that turn) at medium urgency, plus a low-urgency note
-when Alto's reply hedges densely (at least `HEDGE_MIN` hedge phrases and at least
-`HEDGE_DENSITY` of its words). The phrase lists are English; other languages get Verify only.
-A quoted sentence is cut at `MAX_QUOTED` characters.
+to", "I have to", "remind me", "don't let me forget", "tomorrow I", or the like in another
+language; a sentence of Alto's with "I'll"/"I will", "ich werde", "ik zal", ... when no effector
+acted that turn) at medium urgency, plus a low-urgency note when Alto's reply hedges densely (at
+least `HEDGE_MIN` hedge phrases and at least `HEDGE_DENSITY` of its words). The phrases are
+PHRASES, one entry per language Alto speaks, read together: a turn does not record its language,
+and no phrase of one language is a phrase of another. A quoted sentence is cut at `MAX_QUOTED`
+characters.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final
 
 from ..channel.speech_gate import claims_done
@@ -29,17 +33,101 @@ HEDGE_DENSITY: Final = 0.05
 _UNDONE: Final = frozenset({"failed", "refused", "declined", "awaiting_confirmation"})
 _SENTENCES: Final = re.compile(r"[^.!?…\n]+[.!?…]*")
 _WORDS: Final = re.compile(r"\w+(?:['’]\w+)?")
-_PERSON_COMMITMENT: Final = re.compile(
-    r"\b(?:i(?:['’]ll| will| am going to|['’]m going to| need to| have to)|remind me|"
-    r"don['’]t let me forget|tomorrow i)\b",
-    re.IGNORECASE,
-)
-_ALTO_COMMITMENT: Final = re.compile(r"\bi(?:['’]ll| will)\b", re.IGNORECASE)
-_HEDGES: Final = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|might|i think|i believe|i guess|not sure|"
-    r"it seems|seems to|could be|i['’]m not certain)\b",
-    re.IGNORECASE,
-)
+
+
+@dataclass(frozen=True, slots=True)
+class Phrases:
+    """One language's phrases, as regular expressions matched whole words, case aside."""
+
+    person: tuple[str, ...]  # the person says something will be done later
+    alto: tuple[str, ...]  # Alto says it will do something
+    hedges: tuple[str, ...]  # Alto is unsure
+
+
+_APOSTROPHE = "['’]"
+PHRASES: Final[Mapping[str, Phrases]] = MappingProxyType(
+    {
+        "en": Phrases(
+            person=(
+                rf"i(?:{_APOSTROPHE}ll| will| am going to|{_APOSTROPHE}m going to)",
+                "i need to", "i have to",
+                "remind me", rf"don{_APOSTROPHE}t let me forget", "tomorrow i",
+            ),
+            alto=(rf"i(?:{_APOSTROPHE}ll| will)",),
+            hedges=(
+                "maybe", "perhaps", "possibly", "probably", "might", "i think", "i believe",
+                "i guess", "not sure", "it seems", "seems to", "could be",
+                rf"i{_APOSTROPHE}m not certain",
+            ),
+        ),
+        "de": Phrases(
+            person=(
+                "ich werde", "ich muss", "ich habe vor", "ich hab vor", "erinnere? mich",
+                "lass mich nicht vergessen", r"morgen \w+ ich",
+            ),
+            alto=("ich werde", "werde ich"),
+            hedges=(
+                "vielleicht", "wahrscheinlich", "möglicherweise", "eventuell", "ich glaube",
+                "ich denke", "scheint", "könnte sein", "nicht sicher",
+            ),
+        ),
+        "fr": Phrases(
+            person=(
+                "je vais", "je dois", "il faut que je", "rappelle[- ]moi", "fais[- ]moi penser",
+                rf"n{_APOSTROPHE}oublie pas de me", "demain je",
+            ),
+            alto=("je vais",),
+            hedges=(
+                "peut-être", "probablement", "sans doute", "je pense", "je crois", "il semble",
+                "semble", "pas sûr", "pourrait",
+            ),
+        ),
+        "es": Phrases(
+            person=(
+                "voy a", "tengo que", "necesito", "recuérdame", "no me dejes olvidar",
+                "mañana (?:voy|tengo)",
+            ),
+            alto=("voy a", "lo haré"),
+            hedges=(
+                "quizás?", "tal vez", "probablemente", "posiblemente", "creo que", "parece",
+                "no estoy segur[oa]", "podría",
+            ),
+        ),
+        "nl": Phrases(
+            person=(
+                "ik zal", "ik ga", "ik moet", "herinner me", "herinner mij",
+                "laat me niet vergeten", r"morgen \w+ ik",
+            ),
+            alto=("ik zal", "ik ga"),
+            hedges=(
+                "misschien", "waarschijnlijk", "mogelijk", "wellicht", "ik denk", "ik geloof",
+                "lijkt", "zou kunnen", "niet zeker",
+            ),
+        ),
+        "it": Phrases(
+            person=(
+                "devo", "ho bisogno di", "sto per", "ricordami", "non farmi dimenticare",
+                "domani (?:devo|vado)",
+            ),
+            alto=("lo farò", "farò"),
+            hedges=(
+                "forse", "probabilmente", "possibilmente", "penso", "credo", "sembra",
+                "non sono sicur[oa]", "potrebbe",
+            ),
+        ),
+    }
+)  # fmt: skip
+
+
+def _any(part: str) -> re.Pattern[str]:
+    """One pattern matching a phrase of `part` ("person", "alto", "hedges") of any language."""
+    found = (p for phrases in PHRASES.values() for p in getattr(phrases, part))
+    return re.compile(r"\b(?:" + "|".join(found) + r")\b", re.IGNORECASE)
+
+
+_PERSON_COMMITMENT: Final = _any("person")
+_ALTO_COMMITMENT: Final = _any("alto")
+_HEDGES: Final = _any("hedges")
 
 
 @dataclass(frozen=True, slots=True)

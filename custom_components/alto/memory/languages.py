@@ -1,0 +1,368 @@
+"""The words the memory's rules read, one record per language Alto speaks, and nowhere else.
+
+Recall's rules on words (`lexical`: stems and function words; `informative`: questions,
+acknowledgements, commands; `recall`'s step 3: words of change and values) read a text in its
+own language. A row does not record the language it was said in, so `detect` reads it from the
+text: the language most of whose listed words the text uses, ties to the first in LANGUAGES
+(English first, so a text with no listed word, a name or a number, reads as English). Why not a
+language on the row, or Home Assistant's: a text's terms stay a function of its text alone, as
+the checkpoint's corpus image needs (`corpus.LEXICON` fingerprints every list here; nothing new
+is journaled or replayed), rows stored before read alike, and a household that speaks two
+languages, or whose voice pipeline speaks another language than Home Assistant's own, needs
+nothing configured. Measured: 3,635 of the 3,645 texts of the English recall sets read as English
+(the others are "Ta." and a few words of Hindi or Spanish).
+
+`informative` and step 3 read the union of every language's lists (a "Danke!" or "Licht aus" has
+too few words to tell its language by), so each list is kept from meaning something else in
+another language: no command or question word that opens a statement elsewhere (never "ben",
+"lance", "come": English names and verbs; in Spanish and Italian, whose verbs drop their
+subject, only imperatives a statement rarely opens with), no courtesy that is a name ("dan"), and
+no word of change or value whose stem is a common English word ("due", "plus", "midi", "alle").
+
+English's lists are those Alto had before the other languages came, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """How the memory reads one language. Every word casefolded, apostrophes as ``'``."""
+
+    code: str  # the primary language subtag Home Assistant uses ("de")
+    stemmer: str  # the Snowball algorithm (`snowballstemmer`)
+    function_words: frozenset[str]  # never terms (every list tells the language: `detect`)
+    questions: frozenset[str]  # openers of a question without its "?" (interrogatives, verbs)
+    acknowledgements: frozenset[str]  # a sentence of only these acknowledges
+    commands: frozenset[str]  # imperatives of device control and media, never of telling
+    courtesies: frozenset[str]  # what may come before a command ("please", "hey")
+    changes: frozenset[str]  # words saying a statement changes an earlier one (`recall`)
+    values: frozenset[str]  # words carrying a value an update changes: when, how many
+    elided: frozenset[str] = frozenset()  # what an apostrophe drops before a word ("l'", "d'")
+    clitics: frozenset[str] = frozenset()  # what an apostrophe joins to a word ("'s", "'t")
+    compounds: bool = False  # writes compounds closed: a term also meets its head (`lexical`)
+    genitive: bool = False  # a name's genitive is the name and a bare "s" ("Leas", "Sannes")
+
+
+ENGLISH: Final = Language(
+    "en",
+    "english",
+    function_words=_words(
+        "a an the and or but of to in on at by for with from as is are was were be been being am "
+        "it its this that these those there here i me my we our us you your he him his she her "
+        "they them their do does did so if then than too very just also oh um uh please"
+    ),
+    questions=_words(
+        "what when where who whom whose why how which is are am was were do does did can could "
+        "will would shall should may might must have has had"
+    ),
+    acknowledgements=_words(
+        "ok okay k thanks thank you ty cheers great good cool nice perfect awesome fine alright "
+        "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
+        "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
+        "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
+        "whatever that that'll will do computer alto assistant"  # "Thanks, that'll do, computer!"
+    ),
+    commands=_words(
+        "turn switch set dim brighten open close lock unlock play pause stop start resume skip "
+        "mute unmute raise lower increase decrease activate deactivate arm disarm run toggle show "
+        "tell read call text message put add cancel"
+    ),
+    courtesies=_words("please hey ok okay alto assistant now and then"),
+    # "the bus comes at 7:30 now", "moved to the golf club", or keeps the rest ("still on
+    # Tuesdays", "same place").
+    changes=_words(
+        "now actually instead anymore longer changed change moved move new rescheduled switched "
+        "replaced updated correction wrong same still"
+    ),
+    values=_words(
+        "monday tuesday wednesday thursday friday saturday sunday weekend weekday week month year "
+        "january february march april may june july august september october november december "
+        "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty half "
+        "quarter noon midnight morning afternoon evening night am pm oclock today tomorrow daily "
+        "weekly fortnightly monthly early late earlier later every other"
+    ),
+    clitics=_words("s m re ve d ll t"),
+)
+
+GERMAN: Final = Language(
+    "de",
+    "german",
+    function_words=_words(
+        "der die das den dem des ein eine einen einem einer eines und oder aber auch ich du er sie "
+        "es wir ihr mich mir dich dir sich uns euch mein meine meinen meinem meiner meines dein "
+        "deine deinen deinem deiner sein seine seinen seinem seiner ihre ihren ihrem ihrer unser "
+        "unsere unseren unserem unserer euer eure ist sind war waren bin bist seid gewesen hat "
+        "habe hab hast haben hatte hatten wird werden wurde wurden zu zum zur im in am an ans auf "
+        "aus bei beim mit nach von vom für fürs über unter vor hinter neben zwischen durch um "
+        "bis als wie wenn dass ob so da dann doch ja denn weil also man dies diese dieser dieses "
+        "diesem diesen dort hier äh ähm mal halt eben"
+    ),
+    questions=_words(
+        "wer wen wem wessen was wann wo wohin woher warum wieso weshalb wie welche welcher "
+        "welches welchen welchem ist sind bist war waren hat habe hast haben hatte kann "
+        "kannst können könnte könntest muss musst müssen soll sollen sollte darf dürfen wird "
+        "werden würde würdest gibt gibt's weißt kommt geht"
+    ),
+    acknowledgements=_words(
+        "ok okay danke dank vielen schön sehr gut super prima toll klasse perfekt alles klar passt "
+        "ja nein jo jep jawohl nö gute guten gut nacht morgen abend tag hallo hi hey tschüss "
+        "tschüs ciao bis später dann bitte gern gerne geht verstanden genau stimmt cool top dir "
+        "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent"
+    ),
+    commands=_words(
+        "mach mache schalte schalt stell stelle dimme dimm öffne öffne schließe schließ sperre "
+        "sperr entsperre entsperr spiel spiele pausiere stoppe stopp starte setz setze leg lege "
+        "dreh drehe fahr fahre erhöhe verringere senke aktiviere deaktiviere ruf rufe schreib "
+        "schreibe schick schicke zeig zeige lies sag sage füge brich überspring überspringe lass "
+        "lasse"
+    ),
+    courtesies=_words("bitte hey hallo ok okay alto assistent jetzt und dann mal"),
+    changes=_words(
+        "jetzt nun mittlerweile inzwischen stattdessen statt anstatt geändert ändert verlegt "
+        "verschoben umgezogen gewechselt neu neue neuen eigentlich korrektur falsch gleich "
+        "gleiche weiterhin mehr"
+    ),
+    values=_words(
+        "montag dienstag mittwoch donnerstag freitag samstag sonnabend sonntag montags dienstags "
+        "mittwochs donnerstags freitags samstags sonntags wochenende werktag woche monat jahr "
+        "januar februar märz april mai juni juli august september oktober november dezember eins "
+        "zwei drei vier fünf sechs sieben acht neun zehn elf zwölf fünfzehn zwanzig dreißig halb "
+        "viertel mittag mitternacht morgen morgens vormittag vormittags nachmittag nachmittags "
+        "abend abends nacht nachts uhr heute übermorgen täglich wöchentlich monatlich früh früher "
+        "spät später jeden jede"
+    ),
+    clitics=_words("s"),  # "gibt's"
+    compounds=True,
+    genitive=True,
+)
+
+FRENCH: Final = Language(
+    "fr",
+    "french",
+    function_words=_words(
+        "le la les un une des du de et ou mais aussi je tu il elle on nous vous ils elles me te se "
+        "lui leur leurs mon ma mes ton ta tes son sa ses notre nos votre vos ce cet cette ces qui "
+        "que quoi dont est sont suis es sommes êtes était étaient été a ai as avons avez ont "
+        "avait être avoir à au aux en dans sur sous avec pour par chez vers entre y ne donc car "
+        "si très euh"
+    ),
+    questions=_words(
+        "qui que quoi quand où comment pourquoi quel quelle quels quelles combien est peux pouvez "
+        "peut sais savez avez"
+    ),
+    acknowledgements=_words(
+        "ok okay d'accord d'acc merci beaucoup bien très super parfait génial oui non ouais bonne "
+        "bon nuit journée soirée bonjour bonsoir salut coucou au revoir à plus tard entendu "
+        "compris c'est noté top cool nickel impeccable mille fois ah oh alto"
+    ),
+    commands=_words(
+        "allume éteins mets règle baisse monte augmente diminue ouvre ferme verrouille "
+        "déverrouille joue arrête démarre reprends passe coupe active désactive affiche "
+        "montre dis lis appelle envoie ajoute annule"
+    ),
+    courtesies=_words("hé ok okay alto et puis maintenant alors stp"),
+    changes=_words(
+        "maintenant désormais dorénavant plutôt changé change modifié déplacé déménagé nouveau "
+        "nouvelle nouveaux toujours même correction faux"
+    ),
+    values=_words(
+        "lundi mardi mercredi jeudi vendredi samedi dimanche semaine mois an année janvier février "
+        "mars avril mai juin juillet août septembre octobre novembre décembre deux trois quatre "
+        "cinq six sept huit neuf dix onze douze quinze vingt trente demi demie quart minuit "
+        "matin soir soirée nuit heure heures aujourd'hui demain quotidien hebdomadaire "
+        "mensuel tôt tard chaque tous"
+    ),
+    elided=_words("l d j m t s n c qu jusqu lorsqu puisqu quoiqu presqu"),
+)
+
+SPANISH: Final = Language(
+    "es",
+    "spanish",
+    function_words=_words(
+        "el la los las lo un una unos unas y o pero también yo tú él ella nosotros nosotras "
+        "vosotros ellos ellas me te se nos os le les mi mis tu tus su sus nuestro nuestra "
+        "nuestros nuestras de del al a en con por para sin sobre entre es son soy eres somos "
+        "está están estoy estás estamos ser estar era eran fue ha he has han hemos había que "
+        "como cuando donde muy este esta estos estas ese esa eso esto hay"
+    ),
+    questions=_words(
+        "qué quién quiénes cuándo dónde adónde cómo cuál cuáles cuánto cuánta cuántos cuántas "
+        "puedes podrías sabes"
+    ),
+    acknowledgements=_words(
+        "vale ok okay gracias muchas muchísimas perfecto genial estupendo bien muy sí si no claro "
+        "de acuerdo buenas buenos noches días tardes hola adiós chao hasta luego mañana entendido "
+        "listo guay súper super ah oh alto"
+    ),
+    # Only imperatives a statement rarely opens with: Spanish drops the subject, and "abre",
+    # "cierra" or "llama" also say what someone or something does ("Abre a las nueve").
+    commands=_words(
+        "enciende apaga pon sube baja bloquea desbloquea reproduce pausa detén inicia reanuda "
+        "salta silencia aumenta disminuye activa desactiva muestra dime añade agrega cancela "
+        "atenúa"
+    ),
+    courtesies=_words("por favor oye ok okay vale alto y luego ahora"),
+    changes=_words(
+        "ahora cambiado cambiada cambió movido trasladado nuevo nueva realidad sigue mismo "
+        "misma corrección equivocado"
+    ),
+    values=_words(
+        "lunes martes miércoles jueves viernes sábado domingo semana mes año enero febrero marzo "
+        "abril mayo junio julio agosto septiembre octubre noviembre diciembre uno dos tres cuatro "
+        "cinco seis siete ocho nueve diez quince veinte treinta media cuarto mediodía "
+        "medianoche mañana tarde noche hora horas hoy diario semanal quincenal mensual temprano "
+        "pronto cada"
+    ),
+)
+
+DUTCH: Final = Language(
+    "nl",
+    "dutch",
+    function_words=_words(
+        "de het een en of maar ook ik jij je u hij zij ze wij we jullie mij me jou hem haar ons "
+        "hun mijn jouw zijn onze uw is was waren bent heb hebt heeft hebben had hadden wordt "
+        "worden werd zal zullen zou zouden te om in op aan bij met naar van voor uit over onder "
+        "door tot als dan dat die dit deze er hier daar al nog wel toch even zo s t k eh"
+    ),
+    questions=_words(
+        "wie wat wanneer waar waarom hoe welke welk hoeveel hoelang is was waren heeft heb hebt "
+        "hebben had kan kun kunt kunnen kon zou zouden moet moeten mogen wil wilt willen zal "
+        "zullen gaat doet weet komt"
+    ),
+    acknowledgements=_words(
+        "oké ok okay dank je jij u wel bedankt dankjewel dankuwel top prima fijn mooi zo goed "
+        "helemaal super leuk geweldig perfect ja nee nou hoor hallo hoi hey doei dag tot straks "
+        "morgen welterusten goedemorgen goedenavond goedenacht slaap lekker heel erg hartelijk "
+        "klopt precies begrepen duidelijk oh ah hm alto"
+    ),
+    commands=_words(
+        "zet doe schakel dim open sluit vergrendel ontgrendel speel pauzeer stop start hervat "
+        "verhoog verlaag activeer deactiveer toon vertel lees bel stuur voeg annuleer draai maak"
+    ),
+    courtesies=_words("alsjeblieft alstublieft hé hey hoi oké ok okay alto en nu even"),
+    changes=_words(
+        "nu inmiddels tegenwoordig voortaan intussen meer veranderd verandert gewijzigd "
+        "verplaatst verzet verhuisd nieuw nieuwe eigenlijk correctie fout zelfde dezelfde steeds"
+    ),
+    values=_words(
+        "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag weekend week maand jaar "
+        "januari februari maart april mei juni juli augustus september oktober november december "
+        "één twee drie vier vijf zes zeven acht negen tien elf twaalf vijftien twintig dertig "
+        "half kwart middag middernacht ochtend ochtends middags avond avonds nacht nachts uur "
+        "vandaag morgen overmorgen dagelijks wekelijks maandelijks vroeg vroeger laat later "
+        "eerder elke iedere"
+    ),
+    clitics=_words("s t k n"),  # "'s ochtends", "'t", "'k", "'n"
+    compounds=True,
+    genitive=True,
+)
+
+ITALIAN: Final = Language(
+    "it",
+    "italian",
+    function_words=_words(
+        "il lo la i gli le un uno una e o ma anche io tu lui lei noi voi loro mi ti si ci vi mio "
+        "mia miei mie tuo tua suo sua nostro nostra di del della dello dei degli delle a al alla "
+        "ai agli alle da dal dalla in nel nella nei con su sul sulla per tra fra è sono siamo "
+        "siete era erano sia ha ho hai abbiamo avete hanno che come quando dove molto questo "
+        "questa quello quella"
+    ),
+    questions=_words(
+        "chi che cosa quando dove perché quale quali quanto quanta quanti quante puoi può "
+        "potresti sai"
+    ),
+    acknowledgements=_words(
+        "ok okay va bene grazie mille perfetto ottimo benissimo sì si no certo d'accordo buona "
+        "buonanotte notte giornata serata ciao salve arrivederci a dopo domani capito fatto super "
+        "grande fantastico top ah oh alto"
+    ),
+    # Only imperatives unlike the indicative ("accendi", not "accende"), or a statement rarely
+    # opens with; never "chiama" or "manda" (Italian drops the subject: "Chiama ogni sera").
+    commands=_words(
+        "accendi spegni metti imposta alza abbassa aumenta diminuisci apri chiudi blocca sblocca "
+        "riproduci ferma avvia riprendi salta silenzia attiva disattiva mostra dimmi leggi "
+        "aggiungi annulla"
+    ),
+    courtesies=_words("per favore piacere ehi ok okay alto e poi ora adesso"),
+    changes=_words(
+        "ora adesso ormai invece cambiato cambiata spostato spostata trasferito nuovo nuova "
+        "realtà più ancora stesso stessa correzione sbagliato"
+    ),
+    values=_words(
+        "lunedì martedì mercoledì giovedì venerdì sabato domenica settimana mese anno gennaio "
+        "febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre "
+        "uno tre quattro cinque sei sette otto nove dieci undici dodici quindici venti trenta "
+        "mezza mezzo quarto mezzogiorno mezzanotte mattina pomeriggio sera notte ore oggi domani "
+        "quotidiano settimanale mensile presto tardi ogni"
+    ),
+    elided=_words("l dell dall nell sull all coll un d c quest quell tutt"),
+)
+
+# By Alto's language order; a tie in `detect` goes to the first.
+LANGUAGES: Final[Mapping[str, Language]] = MappingProxyType(
+    {lang.code: lang for lang in (ENGLISH, GERMAN, FRENCH, SPANISH, DUTCH, ITALIAN)}
+)
+
+
+_LISTS = (
+    "function_words",
+    "questions",
+    "acknowledgements",
+    "commands",
+    "courtesies",
+    "changes",
+    "values",
+    "elided",
+    "clitics",
+)
+
+# What tells each language: every word of its lists.
+_MARKERS: Final = tuple(
+    (lang, frozenset().union(*(getattr(lang, part) for part in _LISTS)))
+    for lang in LANGUAGES.values()
+)
+
+
+def detect(words: Iterable[str]) -> Language:
+    """The language of a text's casefolded `words`: the one most of them tell (`_MARKERS`).
+
+    A word with an apostrophe counts as written and by its pieces ("l'école" is also "l" and
+    "école"). Ties go to the first in LANGUAGES: English when no word tells.
+    """
+    counts = [0] * len(_MARKERS)
+    for word in words:
+        pieces = word.split("'")
+        for piece in pieces if len(pieces) == 1 else (word, *pieces):
+            for i, (_, markers) in enumerate(_MARKERS):
+                if piece in markers:
+                    counts[i] += 1
+    return _MARKERS[counts.index(max(counts))][0]  # the first of equals
+
+
+def union(part: str) -> frozenset[str]:
+    """Every language's words of one list (a `Language` field name): "commands", ..."""
+    return frozenset().union(*(getattr(lang, part) for lang in LANGUAGES.values()))
+
+
+def fingerprint() -> list[object]:
+    """Every list and flag here, in a stable order (`corpus.LEXICON` hashes it)."""
+    return [
+        [
+            lang.code,
+            lang.stemmer,
+            *(sorted(getattr(lang, part)) for part in _LISTS),
+            lang.compounds,
+            lang.genitive,
+        ]
+        for lang in LANGUAGES.values()
+    ]
