@@ -307,8 +307,10 @@ def pressed(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
     """Conversational answers report a prompt of PRESSED tokens (85 % of the context window)."""
     line = fake_ollama._line
 
-    def pressing(body: Body, content: str, done: bool, reason: str, *rest: Any) -> dict[str, Any]:
-        sent = line(body, content, done, reason, *rest)
+    def pressing(
+        body: Body, content: str, done: bool, reason: str, *rest: Any, **more: Any
+    ) -> dict[str, Any]:
+        sent = line(body, content, done, reason, *rest, **more)
         if done and body.get("stream") is True:
             sent["prompt_eval_count"] = PRESSED
         return sent
