@@ -7,29 +7,26 @@ Real HA, the fake Ollama over HTTP and the real embedded Chroma store.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from homeassistant.auth.const import GROUP_ID_ADMIN, GROUP_ID_USER
-from homeassistant.auth.models import Credentials
 from homeassistant.auth.providers import homeassistant as auth_ha
 from homeassistant.components.frontend import DATA_PANELS
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.util.ulid import ulid_at_time
-from pytest_homeassistant_custom_component.common import CLIENT_ID, MockConfigEntry, MockUser
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import (
     ClientSessionGenerator,
-    MockHAClientWebSocket,
     WebSocketGenerator,
 )
 
 from custom_components.alto.act_organ.organ import signal_intent
 from custom_components.alto.const import CONF_BREATHER, CONF_REFLECT
 from custom_components.alto.memory.records import HOUSEHOLD, Row
+from custom_components.alto.panel.memories import memories_view, source_of
 from custom_components.alto.panel.sidebar import PANEL_URL_PATH, STATIC_URL
-from custom_components.alto.panel.websocket import memories_view, source_of
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import signal_thought
 
@@ -46,63 +43,11 @@ from .helpers import (
     synthesis_answer,
     turn_refs,
 )
+from .panel_client import Person, connect
 
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
 SHARED = "The bins go out on Tuesday."
-
-
-@dataclass
-class Person:
-    """A user with an open websocket connection."""
-
-    user: MockUser
-    ws: MockHAClientWebSocket
-    # Subscription events that arrived while a command waited for its result, oldest first.
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    async def command(self, **message: Any) -> dict[str, Any]:
-        """Send one command; its result message (events arriving first are kept for later)."""
-        await self.ws.send_json_auto_id(message)
-        while True:
-            answer: dict[str, Any] = await self.ws.receive_json()
-            if answer.get("type") != "event":
-                return answer
-            self.events.append(answer)
-
-    async def receive(self) -> dict[str, Any]:
-        """The next message: a kept event first, else what the connection brings."""
-        if self.events:
-            return self.events.pop(0)
-        message: dict[str, Any] = await self.ws.receive_json()
-        return message
-
-    async def ok(self, **message: Any) -> Any:
-        """Send one command that must succeed; its result."""
-        answer = await self.command(**message)
-        assert answer["success"], answer
-        return answer["result"]
-
-    async def view(self) -> dict[str, Any]:
-        """The user's view."""
-        view: dict[str, Any] = await self.ok(type="alto/view")
-        return view
-
-
-async def _person(
-    hass: HomeAssistant, ws_client: WebSocketGenerator, name: str, group: str
-) -> Person:
-    user = MockUser(name=name, groups=[await hass.auth.async_get_group(group)]).add_to_hass(hass)
-    credential = Credentials(
-        id=f"credential-{name}",
-        auth_provider_type="homeassistant",
-        auth_provider_id=None,
-        data={"username": name.lower()},
-        is_new=False,
-    )
-    user.credentials.append(credential)
-    token = await hass.auth.async_create_refresh_token(user, CLIENT_ID, credential=credential)
-    return Person(user, await ws_client(hass, hass.auth.async_create_access_token(token)))
 
 
 @pytest.fixture
@@ -113,7 +58,7 @@ async def ana(
     setup_alto: MockConfigEntry,
 ) -> Person:
     """Ana, an administrator, connected."""
-    return await _person(hass, hass_ws_client, "Ana", GROUP_ID_ADMIN)
+    return await connect(hass, hass_ws_client, "Ana", GROUP_ID_ADMIN)
 
 
 @pytest.fixture
@@ -124,7 +69,7 @@ async def bob(
     setup_alto: MockConfigEntry,
 ) -> Person:
     """Bob, an ordinary user, connected."""
-    return await _person(hass, hass_ws_client, "Bob", GROUP_ID_USER)
+    return await connect(hass, hass_ws_client, "Bob", GROUP_ID_USER)
 
 
 async def _remember(person: Person, text: str, **extra: Any) -> int:
@@ -282,9 +227,11 @@ async def test_qualify_reports_the_verdict_without_the_raw_answers(ana: Person) 
 
 # -- live updates ---------------------------------------------------------------------------------
 async def _next_view(person: Person, subscription: int) -> dict[str, Any]:
+    """The view the person's panel shows after the subscription's next event."""
     message = await asyncio.wait_for(person.receive(), 10)
     assert (message["id"], message["type"]) == (subscription, "event"), message
-    return dict(message["event"])
+    person.panel.apply(message["event"])
+    return person.panel.shown()
 
 
 async def _nothing_arrives(hass: HomeAssistant, person: Person) -> None:

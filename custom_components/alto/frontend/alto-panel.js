@@ -1,7 +1,8 @@
 // The Alto panel: one plain web component, no build step, nothing fetched but Alto's own
 // websocket commands (custom_components/alto/panel/websocket.py). Home Assistant hands it `hass`
 // (the logged-in user's authenticated connection) and `narrow`; everything it shows comes
-// from `alto/subscribe`, which sends the viewer's view now and whenever it changes for them.
+// from `alto/subscribe`: its first event carries the view and the newest page of memories, later
+// events only what changed (`_apply`); older memories come a page at a time (`alto/memories`).
 //
 // Memory text is whatever people said: it is only ever set as textContent, never as markup.
 
@@ -107,6 +108,7 @@ class AltoPanel extends HTMLElement {
     this._view = null;
     this._results = null; // recall results, or null for the whole list
     this._unsubscribe = null;
+    this._subscription = null; // the subscription's id, which older pages are asked with
     this._started = false;
   }
 
@@ -153,13 +155,14 @@ class AltoPanel extends HTMLElement {
   // -- life cycle -------------------------------------------------------------------------------
   async _start() {
     this._started = true;
+    this._view = null;
     this._strings = await this._hass
       .callWS({ type: "alto/strings", language: this._hass.language })
       .catch(() => ({}));
     this._skeleton();
     try {
       this._unsubscribe = await this._hass.connection.subscribeMessage(
-        (view) => this._show(view),
+        (event) => this._apply(event),
         { type: "alto/subscribe", ...this._entry() },
       );
     } catch (err) {
@@ -179,10 +182,10 @@ class AltoPanel extends HTMLElement {
     return this._entryId ? { config_entry_id: this._entryId } : {};
   }
 
-  async _call(message) {
+  async _call(message, forEntry = true) {
     this._status("");
     try {
-      return await this._hass.callWS({ ...message, ...this._entry() });
+      return await this._hass.callWS(forEntry ? { ...message, ...this._entry() } : message);
     } catch (err) {
       this._status(this.t("error", { message: err.message || err.code || String(err) }));
       throw err;
@@ -251,9 +254,55 @@ class AltoPanel extends HTMLElement {
 
   async _switch() {
     this._entryId = this._entryPicker.value;
+    await this._restart();
+  }
+
+  async _restart() {
     this._stop();
     this._results = null;
     await this._start();
+  }
+
+  // One subscription event: the view's keys that changed, and the memories' changes (a reset
+  // drops what is held first). Memories are kept newest first, each id once.
+  _apply(event) {
+    if (event.closed) return this._closed();
+    if (event.subscription !== undefined) this._subscription = event.subscription;
+    this._view = { ...(this._view ?? {}), ...(event.view ?? {}) };
+    const memories = event.memories;
+    if (memories) {
+      if (memories.reset) this._view.memories = [];
+      this._merge(memories.upsert, memories.remove);
+      this._view.memories_total = memories.total;
+      this._view.memories_more = memories.more;
+    }
+    this._show(this._view);
+  }
+
+  _merge(upsert, remove = []) {
+    const gone = new Set([...remove, ...upsert.map((memory) => memory.id)]);
+    const kept = (this._view.memories ?? []).filter((memory) => !gone.has(memory.id));
+    this._view.memories = kept.concat(upsert).sort((a, b) => b.id - a.id);
+  }
+
+  async _more(button) {
+    button.disabled = true;
+    const page = await this._call({ type: "alto/memories", subscription: this._subscription }, false)
+      .catch(() => null);
+    button.disabled = false;
+    if (!page) return;
+    this._merge(page.memories);
+    this._view.memories_total = page.total;
+    this._view.memories_more = page.more;
+    this._show(this._view);
+  }
+
+  // A newer panel of the same person ended this subscription: say so, and offer to follow again.
+  _closed() {
+    this._stop();
+    this._status(this.t("subscription_closed"));
+    this._statusLine.append(" ", h("button", { class: "secondary follow-again",
+      onclick: () => this._restart() }, this.t("follow_again")));
   }
 
   _show(view) {
@@ -296,6 +345,10 @@ class AltoPanel extends HTMLElement {
       shown.length
         ? h("ul", { class: "memories" }, shown.map((m) => this._memory(m)))
         : h("p", { class: "empty" }, this.t(this._results ? "no_results" : "no_memories")),
+      !this._results && this._view.memories_more
+        ? h("button", { class: "secondary more", onclick: (event) => this._more(event.target) },
+            this.t("more", { shown: memories.length, total: this._view.memories_total }))
+        : null,
     ];
   }
 
