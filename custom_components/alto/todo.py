@@ -8,6 +8,7 @@ readable by every user, so neither list shows anything of one user's private sco
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
@@ -17,7 +18,7 @@ from homeassistant.components.todo import (
     TodoListEntity,
     TodoListEntityFeature,
 )
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.entity import EntityDescription
@@ -40,6 +41,8 @@ INBOX = EntityDescription(key="inbox")
 # Set in the entity's registry options once Alto has applied its exposure default, so a user who
 # exposes the list afterwards is never overruled.
 EXPOSURE_DEFAULT_SET = "exposure_default_set"
+# The household memories the to-do list shows at most, the latest (see `_household_items`).
+MAX_TODO_ITEMS = 1000
 
 
 async def async_setup_entry(
@@ -128,15 +131,43 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
         """List and change the memories of `memory`."""
         super().__init__(entry, coordinator, MEMORIES)
         self._organ = memory
+        # Built off the event loop once per change: a large store's list would stall the loop.
+        self._items: list[TodoItem] = []
+        self._building: asyncio.Task[None] | None = None
+        self._stale = False
+
+    async def async_added_to_hass(self) -> None:
+        """Read the list once before the first state is written."""
+        self._items = await self.hass.async_add_executor_job(_household_items, self._organ)
+        await super().async_added_to_hass()
+        self.async_on_remove(self._cancel_build)
+
+    @callback
+    def _cancel_build(self) -> None:
+        if self._building is not None:
+            self._building.cancel()
+
+    @callback
+    def _handle_coordinator_update(self) -> None:
+        """Memory changed: build the list again in the executor, then write the state."""
+        if self._building is not None and not self._building.done():
+            self._stale = True  # a change during a build: one more build after it
+            return
+        self._building = self.hass.async_create_task(
+            self._async_build(), f"alto_todo_memories_{self.entity_id}"
+        )
+
+    async def _async_build(self) -> None:
+        self._stale = True
+        while self._stale:
+            self._stale = False
+            self._items = await self.hass.async_add_executor_job(_household_items, self._organ)
+        self.async_write_ha_state()
 
     @property
     def todo_items(self) -> list[TodoItem]:
-        """The household's current memories (private ones never show here)."""
-        return [
-            TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
-            for row in self._organ.rows(None)
-            if row.scope == HOUSEHOLD
-        ]
+        """The household's latest current memories (private ones never show here)."""
+        return self._items
 
     async def async_create_todo_item(self, item: TodoItem) -> None:
         """Remember the item's text explicitly, for the whole household."""
@@ -151,3 +182,17 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
         ids = [int(uid) for uid in uids if uid.isdigit()]
         report = await self._organ.async_forget(ids, viewer=None)
         report.raise_if_refused()
+
+
+def _household_items(memory: MemoryOrgan) -> list[TodoItem]:
+    """The household's latest current memories as to-do items (blocking: a whole store's rows).
+
+    At most `MAX_TODO_ITEMS`, the latest: Home Assistant compares and copies a list's every item
+    on the event loop at each change, so a list of a large store's memories would stall it (the
+    panel pages through all of them).
+    """
+    household = [row for row in memory.rows(None) if row.scope == HOUSEHOLD]
+    return [
+        TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
+        for row in household[-MAX_TODO_ITEMS:]
+    ]

@@ -13,6 +13,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
+from custom_components.alto import todo as todo_platform
 from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, EVENT_REFUSED
 
 from ..fake_ollama import FakeOllama
@@ -124,6 +125,23 @@ async def test_todo_lists_household_memories_only(
         {"summary": KEY, "uid": str(shared), "status": "needs_action"}
     ]
     assert state(hass, COUNT) == "2"  # the count covers every scope
+
+
+async def test_todo_lists_the_latest_household_memories_built_off_the_loop(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past its bound the list shows the latest memories; every change reads the store again."""
+    monkeypatch.setattr(todo_platform, "MAX_TODO_ITEMS", 3)
+    ids = [await remember(hass, f"The spare key number {n} is blue.") for n in range(5)]
+    await hass.async_block_till_done()
+    assert [item["uid"] for item in await todo_items(hass)] == [str(i) for i in ids[-3:]]
+    assert state(hass, TODO) == "3"
+    await alto_service(hass, "forget", {"id": ids[-1]})
+    await hass.async_block_till_done()
+    assert [item["uid"] for item in await todo_items(hass)] == [str(i) for i in ids[-4:-1]]
 
 
 @pytest.mark.parametrize(
