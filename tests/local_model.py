@@ -11,7 +11,8 @@ inside PyPI wheels so nothing is downloaded at run time:
 Endpoints: `/api/version`, `/api/tags` (digest = SHA-256 of the model file as the wheel's RECORD
 states it, so it changes exactly when the model file does), `/api/show` (`capabilities`,
 `model_info` with context and embedding lengths), `/api/chat` (streamed NDJSON, or one JSON object
-with `"stream": false`) and `/api/embed`. Every request body is recorded in `requests`.
+with `"stream": false`) and `/api/embed`. Every request body is recorded in `requests`,
+with its arrival time in `arrived`.
 
 Chat honours `format` (`"json"` or a JSON schema: constrained decoding through llama.cpp's grammar
 sampler, checked on each chosen token as llama.cpp and Ollama do, so the reply always parses and
@@ -540,6 +541,8 @@ class LocalOllama:
 
     port: int = 0
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # When each of `requests` arrived, its body read (`time.perf_counter()`).
+    arrived: list[float] = field(default_factory=list)
     # What each chat generation did, clients that went away included (done_reason "cancelled").
     results: list[ChatResult] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -556,6 +559,11 @@ class LocalOllama:
     def chat_requests(self) -> list[dict[str, Any]]:
         """Bodies of every /api/chat request, in order."""
         return [body for path, body in self.requests if path == "/api/chat"]
+
+    @property
+    def in_flight(self) -> int:
+        """Chat generations running or waiting for the model now."""
+        return len(self._running)
 
     async def start(self) -> None:
         """Listen on 127.0.0.1."""
@@ -601,6 +609,7 @@ class LocalOllama:
     async def _record(self, request: web.Request) -> dict[str, Any]:
         body = await request.json() if request.can_read_body else {}
         self.requests.append((request.path, body))
+        self.arrived.append(time.perf_counter())
         return cast(dict[str, Any], body)
 
     async def _version(self, request: web.Request) -> web.Response:
