@@ -23,6 +23,7 @@ from homeassistant.util.ulid import ulid_now
 from .channel.admission import admit
 from .const import ATTR_ENTRY_ID, DOMAIN
 from .coordinator import AltoConfigEntry
+from .memory import recall
 from .memory.records import HOUSEHOLD
 from .memory_organ.organ import MemoryOrgan, row_dict
 from .reflect.records import valid_scope
@@ -66,7 +67,7 @@ RECALL_SCHEMA = SCOPED_SCHEMA.extend(
     {
         probatio.Required("query"): _text,
         probatio.Optional("limit", default=5): probatio.All(
-            _whole_number, probatio.Range(min=1, max=50)
+            _whole_number, probatio.Range(min=1, max=recall.CONSIDERED)
         ),
     }
 )
@@ -148,7 +149,11 @@ async def async_forget(call: ServiceCall) -> dict[str, Any]:
 
 
 async def async_recall(call: ServiceCall) -> dict[str, Any]:
-    """The best `limit` current memories for `query` that the scope may see, best first."""
+    """The first `limit` memories for `query` that the scope may see, best first.
+
+    Ranked as a turn's memory block ranks them (`MemoryOrgan.async_recall`), so a turn with room
+    for as many memories would read these, in this order; at most `recall.CONSIDERED`.
+    """
     # A query goes to the embedding model: it passes the same admission as an utterance.
     if (refusal := admit(call.data["query"])) is not None:
         raise ServiceValidationError(

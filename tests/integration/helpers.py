@@ -164,8 +164,8 @@ async def alto_service(
 async def recall(
     hass: HomeAssistant, query: str, context: Context | None = None, **extra: Any
 ) -> list[dict[str, Any]]:
-    """`alto.recall` memories (limit 50 unless given)."""
-    response = await alto_service(hass, "recall", {"query": query, "limit": 50, **extra}, context)
+    """`alto.recall` memories (limit 48, the most, unless given)."""
+    response = await alto_service(hass, "recall", {"query": query, "limit": 48, **extra}, context)
     return response["memories"]
 
 

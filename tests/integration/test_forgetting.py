@@ -18,6 +18,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.alto.memory.records import KIND_SOURCE
 from custom_components.alto.memory.replay import replay_state
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import signal_thought
@@ -93,17 +94,21 @@ async def test_forgetting_leaves_no_byte_of_the_text(
     await remember(hass, KEPT, alice)
     assert holding(root, NEEDLES)  # the secret is on disk before
 
-    found = await recall(hass, "bank PIN safe code", alice)
-    source = next(m for m in found if m["quote"] == SECRET and m["kind"] == "source")
+    # The turn's source row (recall shows a text once, as the turn's block does).
+    source = next(
+        row
+        for row in memory(hass).rows(alice_user.id)
+        if row.document == SECRET and row.kind == KIND_SOURCE
+    )
     # A thought that drew on it, as the last thought sensor shows one.
     thoughts = setup_alto.runtime_data.thoughts
     thoughts.last_surfaced = thoughts.last = SurfaceOutcome(
-        "surfaced", "I remember the bank PIN is 4821.", [str(source["id"])]
+        "surfaced", "I remember the bank PIN is 4821.", [str(source.id)]
     )
     async_dispatcher_send(hass, signal_thought(setup_alto.entry_id))
     await hass.async_block_till_done()
     assert "4821" in json.dumps(hass.states.get(LAST_THOUGHT).as_dict())
-    await alto_service(hass, "forget", {"id": source["id"]}, alice)
+    await alto_service(hass, "forget", {"id": source.id}, alice)
     await hass.async_block_till_done(wait_background_tasks=True)
     # Its state and attributes, not its times and context ids (which may hold any digits).
     shown = hass.states.get(LAST_THOUGHT)

@@ -38,6 +38,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 from pytest_homeassistant_custom_component.typing import RecorderInstanceContextManager
 
 from custom_components.alto.const import CONF_MAX_MEMORIES, CONF_SURFACER_WAIT
+from custom_components.alto.memory.records import KIND_SOURCE
 from custom_components.alto.memory_organ.recorded import HistoryEraser, sqlite_zeroes_deleted
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import EVENT_THOUGHT, signal_thought
@@ -50,7 +51,7 @@ from .helpers import (
     converse_and_wait_for_background,
     is_call_1,
     is_call_2,
-    recall,
+    memory,
     remember,
 )
 
@@ -159,9 +160,11 @@ async def test_forgetting_erases_the_recorded_thought(
     recorded = await hass.async_add_executor_job(holding, root, NEEDLES)
     assert any(name.startswith(DATABASE) for name in recorded), recorded
 
-    found = await recall(hass, "Maria dog morning")
-    source = next(m for m in found if m["quote"] == MARIA and m["kind"] == "source")
-    await alto_service(hass, "forget", {"id": source["id"]})
+    # The turn's source row (recall shows a text once, as the turn's block does).
+    source = next(
+        row for row in memory(hass).rows(None) if row.document == MARIA and row.kind == KIND_SOURCE
+    )
+    await alto_service(hass, "forget", {"id": source.id})
     await hass.async_block_till_done(wait_background_tasks=True)
     await async_wait_purge_done(hass)
 

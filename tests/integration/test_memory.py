@@ -33,7 +33,12 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.alto.memory.journal import entry_hash
 from custom_components.alto.memory.records import canonical_json
 from custom_components.alto.memory.store import MemoryStore
-from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, EVENT_REFUSED, RETRY_FIRST_S
+from custom_components.alto.memory_organ.organ import (
+    EVENT_ADMITTED,
+    EVENT_REFUSED,
+    RETRY_FIRST_S,
+    row_dict,
+)
 
 from ..fake_ollama import CHAT_MODEL, FakeOllama, digest_of, wants_reply_object
 from .helpers import (
@@ -153,14 +158,15 @@ async def test_qualified_pair_interprets_a_turn(
     ids = admitted[0].data["ids"]
     assert len(ids) == 4
     assert state(hass, COUNT) == "5"
-    found = {m["id"]: m for m in await recall(hass, "Maria walks the dog")}
-    assert [(found[i]["kind"], found[i]["quote"]) for i in ids] == [
+    rows = memory(hass).store.get(ids)
+    assert [(row_dict(row)["kind"], row.document) for row in rows] == [
         ("source", MARIA),
         ("assertion", MARIA),
         ("participant mention", "Maria"),
         ("task mention", "walks the dog"),
     ]
-    rows = memory(hass).store.get(ids)
+    # Recall reads as the turn's block: a text the turn and its statement both say, once.
+    assert quotes(await recall(hass, "Maria walks the dog")).count(MARIA) == 1
     assert {row.model_digest for row in rows[1:]} == {digest_of(CHAT_MODEL)}
     assert rows[0].model_digest == ""
 

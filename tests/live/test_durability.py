@@ -37,7 +37,7 @@ def home_assistant(socket_enabled: None, tmp_path: Path) -> Iterator[HomeAssista
 
 def recalled(ha: HomeAssistantProcess) -> list[str]:
     """The quotes `alto.recall` finds for the facts, as the owner who stated them."""
-    body = {"query": "spare key hook hall", "limit": 50}
+    body = {"query": "spare key hook hall", "limit": 48}
     answer: dict[str, Any] = ha.call("POST", "/api/services/alto/recall?return_response", body)
     return [memory["quote"] for memory in answer["service_response"]["memories"]]
 

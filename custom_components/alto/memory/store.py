@@ -64,6 +64,7 @@ from .pipeline import IntakeInput, forget_ids
 from .reasons import Reason, Refusal
 from .recall import Memo, turn_block
 from .records import HOUSEHOLD, SUPERSEDED, MemoryState, Mutation, Row, vector_bytes
+from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 from .retention import Shares, due, over_limit, refusals
 from .scoring import Scorer, default_scorer, scores, top_k
 from .selection import scores as exact_scores
@@ -530,8 +531,11 @@ class MemoryStore:
         query: str,
         render: Callable[[Row], str],
         names: Mapping[str, str],
+        *,
+        max_refs: int = MAX_REFERENCES,
+        max_bytes: int = MAX_REFERENCE_BYTES,
     ) -> list[Row]:
-        """The turn's memory block for `viewer` (`recall.turn_block`).
+        """The turn's memory block for `viewer` (`recall.turn_block`, within these limits).
 
         Cosine scores come from `scoring` over the resident matrix; `names` maps user ids to
         people's names.
@@ -550,7 +554,16 @@ class MemoryStore:
         if memo is None or memo.generation != view.generation:
             memo = self._memos[viewer] = Memo(view.generation)
         return turn_block(
-            view, visible, cosine, query, render, likeness=likeness, names=names, memo=memo
+            view,
+            visible,
+            cosine,
+            query,
+            render,
+            likeness=likeness,
+            names=names,
+            memo=memo,
+            max_refs=max_refs,
+            max_bytes=max_bytes,
         )
 
     def warm_recall(self) -> None:

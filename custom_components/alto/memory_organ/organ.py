@@ -11,7 +11,7 @@ every failure here is one log line and "nothing remembered".
 - `writer`: accepts, remembers and forgets, one row writer at a time, batched
   (`batching`), the store brought up to the journal after a failed write;
 - `interpretation`: the background interpretation of pending sources, with retries;
-- `reads`: recall and the memory block of a user's turn;
+- `reads`: the memory block of a user's turn, and recall ranked as that block is;
 - `reports`: what a write reports (`IntakeReport`), its events and log lines;
 - `damage`: the repair issue of a journal that does not verify.
 
@@ -165,7 +165,7 @@ class MemoryOrgan:
             model_digest=lambda: self.model_digest,
             table=lambda: self._table,
         )
-        self._reader = MemoryReader(hass, store=store, selection=selection, embedder=self._embedder)
+        self._reader = MemoryReader(hass, store=store, embedder=self._embedder)
         self._forget_listeners: list[ForgetListener] = []
         self._renames = freshness.Renames(hass, entry_id, store)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,
@@ -458,7 +458,7 @@ class MemoryOrgan:
 
     # -- reads ----------------------------------------------------------------------------
     async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
-        """The best `limit` current memories for `query` the viewer may see (exact scores)."""
+        """The first `limit` memories for `query` the viewer may see, ranked as a turn's block."""
         return await self._reader.async_recall(query, viewer=viewer, limit=limit)
 
     async def async_turn_block(self, text: str, *, viewer: str | None) -> list[str]:

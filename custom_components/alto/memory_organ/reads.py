@@ -1,14 +1,18 @@
-"""The memory organ's reads: recall for services, and the memory block of a user's turn.
+"""The memory organ's reads: the memory block of a user's turn, and recall for everyone else.
 
-Reads take no writer lock: the store's locked methods read its resident state while a write
-goes on, and the selection backend scores its own snapshot of the codes. People are named in
-the turn's block by their Home Assistant user names; a question that calls someone by an alias
-of their person ("Grandma") is read as naming them.
+Every read ranks one way, the turn's block's (`MemoryReader._async_ranked`): `alto.recall`, the
+panel's search (which runs that service's handler) and the `alto__RecallMemories` tool keep only
+their own limit and fields, so what they return is what a turn with room for as many memories
+would read, in the same order. Reads take no writer lock: the store's locked methods read its
+resident state while a write goes on. People are named in the turn's block by their Home
+Assistant user names; a question that calls someone by an alias of their person ("Grandma") is
+read as naming them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from functools import partial
 
 from homeassistant.components.person import ATTR_USER_ID
@@ -19,14 +23,17 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
-from ..gpu.backend import SelectionBackend
 from ..memory import recall
 from ..memory.lexical import with_names
 from ..memory.pipeline import embedding_codes
-from ..memory.records import CURRENT, Row, visible_to
+from ..memory.records import Row
+from ..memory.references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 from ..memory.store import MemoryStore
 from ..prompt import memory_block
 from .embedding import Embedder, async_user_names
+
+# Recall's results have no byte budget: a caller's `limit` alone bounds them.
+_NO_BUDGET = sys.maxsize
 
 
 @callback
@@ -50,20 +57,12 @@ def _async_aliases(hass: HomeAssistant, names: Mapping[str, str]) -> dict[str, s
 
 
 class MemoryReader:
-    """Recall and the turn's block over one entry's store."""
+    """The memories one entry's store offers for a text, ranked one way for every reader."""
 
-    def __init__(
-        self,
-        hass: HomeAssistant,
-        *,
-        store: MemoryStore,
-        selection: SelectionBackend,
-        embedder: Embedder,
-    ) -> None:
-        """Read `store` (the turn's block) and `selection` (recall)."""
+    def __init__(self, hass: HomeAssistant, *, store: MemoryStore, embedder: Embedder) -> None:
+        """Read `store`, embedding queries with `embedder`."""
         self._hass = hass
         self._store = store
-        self._selection = selection
         self._embedder = embedder
 
     @callback
@@ -80,39 +79,61 @@ class MemoryReader:
 
         self._hass.async_create_background_task(warm(), f"alto_warm_recall_{entry_id}")
 
-    async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
-        """The best `limit` current memories for `query` the viewer may see (exact scores).
+    async def _async_ranked(
+        self, text: str, viewer: str | None, *, limit: int, max_bytes: int
+    ) -> tuple[list[Row], Callable[[Row], str]]:
+        """The memories `viewer` may see for `text`, best first, and each one's line.
 
-        The backend selects among the rows its snapshot's tags let the viewer see; a row that
-        changed since (forgotten, superseded) is dropped against the current state. A model
-        whose vectors are of another size than the stored memories' finds none of them: a
-        translated error says so, rather than an empty answer.
+        The one ranking every reader shares: `memory.recall.turn_block` (informative rows only,
+        cosine fused with BM25, newer first, a text said again once) over the store as
+        `MemoryStore.turn_block` offers it, with the query read as naming the people it calls
+        by an alias. The first `limit` of them (at most `recall.CONSIDERED`) whose lines
+        (`recall.memory_line`) fit `max_bytes` together. A model whose vectors are of another
+        size than the stored memories' finds none of them: a translated error says so.
         """
-        codes = embedding_codes((await self._embedder.queries([query]))[0])
+        names = await async_user_names(self._hass)
+        line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
+        if not self._store.has_rows():
+            return [], line
+        codes = embedding_codes((await self._embedder.queries([text]))[0])
         if (size := self._store.dim) is not None and codes.size != size:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key="recall_size_differs",
                 translation_placeholders={"model_size": str(codes.size), "store_size": str(size)},
             )
-        allowed = self._store.visibility(viewer)
-        hits = await self._selection.async_top_k(codes, limit, allowed=allowed)
-        found = self._store.get([row_id for row_id, _score in hits])
-        return [row for row in found if row.status == CURRENT and visible_to(row, viewer)]
+        words = with_names(text, _async_aliases(self._hass, names))
+        rows: list[Row] = await self._hass.async_add_executor_job(
+            partial(
+                self._store.turn_block,
+                codes,
+                viewer,
+                words,
+                line,
+                names,
+                max_refs=limit,
+                max_bytes=max_bytes,
+            )
+        )
+        return rows, line
+
+    async def async_recall(self, query: str, *, viewer: str | None, limit: int) -> list[Row]:
+        """The first `limit` memories for `query` the viewer may see, ranked as a turn's block.
+
+        What the turn's block would show with room for `limit` rows of any length (at most
+        `recall.CONSIDERED`); raises as `_async_ranked` does.
+        """
+        rows, _line = await self._async_ranked(query, viewer, limit=limit, max_bytes=_NO_BUDGET)
+        return rows
 
     async def async_turn_block(self, text: str, *, viewer: str | None) -> list[str]:
         """The lines of a user's turn's memory block, most relevant first.
 
-        The block is `memory.recall.turn_block`, each line a `memory.recall.memory_line`.
+        The first `MAX_REFERENCES` memories of the ranking whose lines fit
+        `MAX_REFERENCE_BYTES` together, each a `memory.recall.memory_line`.
         """
-        if not self._store.has_rows():
-            return []
-        names = await async_user_names(self._hass)
-        line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
-        codes = embedding_codes((await self._embedder.queries([text]))[0])
-        words = with_names(text, _async_aliases(self._hass, names))
-        rows: list[Row] = await self._hass.async_add_executor_job(
-            self._store.turn_block, codes, viewer, words, line, names
+        rows, line = await self._async_ranked(
+            text, viewer, limit=MAX_REFERENCES, max_bytes=MAX_REFERENCE_BYTES
         )
         return [line(row) for row in rows]
 
