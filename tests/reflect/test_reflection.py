@@ -16,10 +16,10 @@ DAY = 86400
 
 
 async def talk(organ: Reflector, count: int, scope: str = USER_A) -> None:
-    """Record `count` turns numbered in their text."""
+    """Record `count` turns numbered in their text, each telling something."""
     for _ in range(count):
         n = len(await organ.turns(scope)) + 1
-        await say(organ, scope, f"message {n}: the boiler is in the cellar")
+        await say(organ, scope, f"Note {n}: the boiler is in the cellar")
 
 
 async def test_due_every_25_user_messages(organ: Reflector) -> None:
@@ -78,7 +78,7 @@ async def test_investigate_shows_open_ledger_lines_and_only_new_turns(
     assert "T3 (" in user
     assert "T4 (" in user
     assert "T1 (" not in user
-    assert "message 2" not in user
+    assert "Note 2" not in user
     schema = model.calls[1][1]["properties"]["items"]["items"]["properties"]
     assert schema["turns"]["items"] == {"enum": [3, 4]}
     assert schema["resolves"] == {"enum": [0, 1]}

@@ -47,6 +47,8 @@ async def test_due_at_the_interval_and_under_pressure(make: Callable[..., Reflec
     organ.note_pressure("household", 850, 1000)
     assert (await organ.due("household")).synthesis is None  # only 2 new messages
     await say(organ, "household", "hello")
+    assert (await organ.due("household")).synthesis is None  # small talk: nothing to synthesize
+    await say(organ, "household", "the evenings are for the garden")
     assert (await organ.due("household")).synthesis == "pressure"
 
 

@@ -14,6 +14,13 @@ least `HEDGE_MIN` hedge phrases and at least `HEDGE_DENSITY` of its words). The 
 PHRASES, one entry per language Alto speaks, read together: a turn does not record its language,
 and no phrase of one language is a phrase of another. A quoted sentence is cut at `MAX_QUOTED`
 characters.
+
+`gives_work` is what makes a pass worth its model call: a turn in which the effector acted or
+tried, Alto claimed or promised an action, the person promised something or asked to be
+reminded, or the person's words tell something (`memory.informative`: a sentence that is not a
+question, an acknowledgement or a command, the rule that keeps such turns out of the memory
+block). Small talk (a greeting, "how are you", thanks, good night, a request for a joke) gives
+none, in every language Alto speaks, by the same lists as everything else here.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ..channel.speech_gate import claims_done
+from ..memory.informative import is_informative
 from .records import Mandate, Turn, Urgency
 
 HEDGE_MIN: Final = 2
@@ -213,3 +221,10 @@ def hedging(turn: Turn) -> list[Draft]:
 def fallback(turns: list[Turn]) -> list[Draft]:
     """Every deterministic observation of the turns, in turn order."""
     return [d for t in turns for d in (*verify(t), *commitments(t), *hedging(t))]
+
+
+def gives_work(turn: Turn) -> bool:
+    """Whether a pass has anything to read in the turn (see the module docstring)."""
+    return bool(turn.outcomes or verify(turn) or commitments(turn)) or is_informative(
+        turn.utterance
+    )

@@ -18,6 +18,10 @@ a refusal: N+1 falls back to its heuristics, reflection and synthesis commit not
 why (a failed reflection is not due again for another reflection interval of turns, a failed
 synthesis for `pressure_min_new` turns). Cancellation is not a failure and propagates.
 
+A pass is due (`due`, and the receipt of each recorded turn) only when a turn it has not read
+gives it work (`heuristics.gives_work`): small talk alone never costs a model call, and an N+1
+pass passes over the unread turns before the first that does.
+
 Retention: a scope keeps its newest `retention` turns; recording one more drops the oldest (the
 ``turn`` entry names it). Its text leaves the disk at the next compaction, at most
 `compact_every` entries later; forgetting compacts at once, and purging deletes the file.
@@ -39,6 +43,7 @@ from ..model.calls import CallModel, Message
 from . import n1, reflection, synthesis
 from .config import ReflectConfig
 from .frame import frame_line
+from .heuristics import gives_work
 from .log import ScopeLog
 from .records import (
     MAX_TURN_TEXT,
@@ -78,6 +83,13 @@ class _Scope:
     )
     failed_reflection_at: int = -(10**9)  # `last_turn` when a reflection last failed
     failed_synthesis_at: int = -(10**9)
+    # Numbers of the turns that give a pass work (`heuristics.gives_work`), found once per turn;
+    # one no longer kept (forgotten, dropped by retention) may stay: only kept turns are read.
+    worked: set[int] = field(default_factory=set)
+
+    def work_after(self, cursor: int) -> bool:
+        """Whether a turn after `cursor` gives a pass work."""
+        return any(n > cursor for n in self.worked)
 
 
 def _urgent_first(items: Iterable[Observation]) -> tuple[Observation, ...]:
@@ -116,7 +128,8 @@ class Reflector:
             if (found := self._scopes.get(scope)) is None:
                 log = ScopeLog(self._root, scope)
                 state = await self._run_blocking(log.load)
-                found = self._scopes[scope] = _Scope(log, state)
+                worked = await self._run_blocking(partial(_worked, state.turns_after(0)))
+                found = self._scopes[scope] = _Scope(log, state, worked=worked)
         return found
 
     async def _commit(self, held: _Scope, build: Build) -> dict[str, Any] | None:
@@ -198,7 +211,11 @@ class Reflector:
                 outcomes=outcomes,
                 conversation_id=conversation_id,
             )
-        return TurnReceipt(entry["turn"]["n"], self._due(held))
+        n = entry["turn"]["n"]
+        held.worked.difference_update(entry["drop"])
+        if (turn := held.state.turns.get(n)) is not None and gives_work(turn):
+            held.worked.add(n)
+        return TurnReceipt(n, self._due(held))
 
     async def turns(self, scope: str) -> tuple[Turn, ...]:
         """The kept turns of a scope, oldest first."""
@@ -222,11 +239,16 @@ class Reflector:
                 trigger = "interval"
             elif pressure and pressure.tier >= config.pressure_tier:
                 trigger = "pressure" if new >= config.pressure_min_new else None
+        # A pass is due only when a turn it has not read gives it work: small talk alone
+        # makes no model call, however many turns of it there are.
+        unreflected = held.work_after(state.reflection_cursor)
         return Due(
-            n1=bool(state.turns_after(state.n1_cursor)),
-            reflection=since_reflection >= config.reflection_interval
+            n1=held.work_after(state.n1_cursor),
+            reflection=unreflected
+            and since_reflection >= config.reflection_interval
             and state.last_turn - held.failed_reflection_at >= config.reflection_interval,
-            synthesis=trigger,
+            synthesis=trigger if held.work_after(state.synthesis_cursor) else None,
+            unreflected=unreflected,
         )
 
     async def due(self, scope: str) -> Due:
@@ -248,7 +270,11 @@ class Reflector:
         """
         held = await self._scope(scope)
         async with held.passes["n1"]:
-            turns = held.state.turns_after(held.state.n1_cursor)[: self.config.n1_batch]
+            unread = held.state.turns_after(held.state.n1_cursor)
+            # Unread turns before the first that gives work are passed over: nothing in them
+            # is there to note, and the batch then reaches the turn that made the pass due.
+            first = next((i for i, t in enumerate(unread) if t.n in held.worked), 0)
+            turns = unread[first : first + self.config.n1_batch]
             if not turns:
                 return N1Report(scope, (), (), (), "none")
             commitments = [e for e in held.state.open_entries() if e.ledger is Ledger.COMMITMENTS]
@@ -539,6 +565,11 @@ class Reflector:
             last_synthesis_at=state.last_synthesis_at,
             pressure=self._pressure.get(scope),
         )
+
+
+def _worked(turns: Iterable[Turn]) -> set[int]:
+    """The numbers of the turns that give a pass work."""
+    return {t.n for t in turns if gives_work(t)}
 
 
 def _text(text: str) -> str:

@@ -10,11 +10,16 @@ from .synthesis import Pressure
 
 @dataclass(frozen=True, slots=True)
 class Due:
-    """Which background passes a scope is due for now."""
+    """Which background passes a scope is due for now.
+
+    `unreflected`: a turn after the reflection cursor gives a pass work (the idle check
+    reflects on the scope only then).
+    """
 
     n1: bool
     reflection: bool
     synthesis: str | None  # "interval", "pressure" or None
+    unreflected: bool = False
 
 
 @dataclass(frozen=True, slots=True)

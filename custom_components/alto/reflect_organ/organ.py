@@ -22,8 +22,9 @@ times and urgency, never text.
 
 Each pass may use its own (smaller) model. Nominations of durable facts go to memory intake,
 which admits or refuses them by its own rules; no pass writes memory. A scope quiet for
-`IDLE_REFLECTION_S` with turns since its last reflection gets one (when reflection is on); the
-services `alto.reflect` and `alto.synthesize` run a pass on demand, outside the queue.
+`IDLE_REFLECTION_S` with turns since its last reflection that give a pass work (small talk gives
+none, see `reflect.heuristics.gives_work`) gets one (when reflection is on); the services
+`alto.reflect` and `alto.synthesize` run a pass on demand, outside the queue.
 """
 
 from __future__ import annotations
@@ -279,7 +280,9 @@ class ReflectOrgan:
         self.costs = {kind: PassCost() for kind in _passes(settings)}
         self._claimed: set[tuple[str, int]] = set()  # noticings in a turn, not yet sent
         self._tiers: dict[str, int] = {}  # the pressure tier each scope was last at
-        self._unreflected: dict[str, float] = {}  # scope -> monotonic time of its last turn
+        # scope -> monotonic time of its last turn, while a turn since its last reflection gives
+        # a pass work
+        self._unreflected: dict[str, float] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
@@ -443,8 +446,9 @@ class ReflectOrgan:
             self.release(scope, delivered)
         if delivered:
             await self._async_inbox_changed(scope)
-        self._unreflected[scope] = time.monotonic()
         due, passes = receipt.due, _passes(self._settings)
+        if due.unreflected:  # small talk alone leaves nothing to reflect on, even when idle
+            self._unreflected[scope] = time.monotonic()
         for kind, is_due in ((N1, due.n1), (REFLECT, due.reflection), (SYNTHESIZE, due.synthesis)):
             if is_due and passes[kind].enabled:
                 self.runner.submit(kind, scope)
