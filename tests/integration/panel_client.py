@@ -23,7 +23,7 @@ from custom_components.alto.panel.feed import DATA_FEEDS
 
 @dataclass
 class PanelModel:
-    """What a panel holds: the view's sections, its memories by id, their total, more or not."""
+    """What a panel holds: the view's sections, its entries by id, their total, more or not."""
 
     view: dict[str, Any] = field(default_factory=dict)
     memories: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -90,9 +90,9 @@ class Person:
         assert answer["success"], answer
         return answer["result"]
 
-    async def view(self) -> dict[str, Any]:
-        """The user's whole view."""
-        view: dict[str, Any] = await self.ok(type="alto/view")
+    async def view(self, *, everything: bool = False) -> dict[str, Any]:
+        """The user's whole view (every entry said, or those listed as memories)."""
+        view: dict[str, Any] = await self.ok(type="alto/view", everything=everything)
         return view
 
     async def subscribe(self) -> int:

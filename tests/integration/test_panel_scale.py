@@ -3,14 +3,16 @@
 Real Home Assistant, real websocket connections and the real embedded store. Rows are written to
 the store directly (as the benches fill theirs) and memory's change signal is sent, as the writer
 sends it after each write. Pages are small here (`PAGE_SIZE` 5, `RESET_OVER` 30), so a few dozen
-rows page, keep floors and start over.
+entries page, keep floors and start over.
 
-The property: over a family of random households (users, a deleted user's scope, the household's)
-and changes (adds, forgets, corrections, bulk writes, renames), with panels that page and
-resubscribe at random, every panel holds exactly the newest memories of a fresh `alto/view` down to
-where it paged (all of them once it has paged to the end), and its sections equal the view's;
-no message ever carries a memory its viewer may not see, nor removes one it was not sent; a page
-never repeats a memory the panel holds.
+The property: over a family of random households (users, a deleted user's scope, the household's;
+things said with what was understood from them, questions, commands, authored memories) and
+changes (adds, forgets of whole sources or single rows, corrections, bulk writes, renames), with
+panels that page, resubscribe and switch between memories and everything said at random, every
+panel holds exactly the newest entries of a fresh `alto/view` of its list down to where it paged
+(all of them once it has paged to the end), and its sections equal the view's; no message ever
+carries an entry its viewer may not see, nor removes one it was not sent; a page never repeats an
+entry the panel holds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,10 +33,15 @@ from homeassistant.util.ulid import ulid_at_time
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
+from custom_components.alto.memory.corpus import competes
+from custom_components.alto.memory.pipeline import forget_ids
 from custom_components.alto.memory.records import (
     HOUSEHOLD,
     KIND_ASSERTION,
     KIND_CORRECTION,
+    KIND_EXPLICIT,
+    KIND_PARTICIPANT,
+    KIND_SOURCE,
     MemoryState,
     Mutation,
     Row,
@@ -88,6 +95,7 @@ class Home:
     corrections: set[int] = field(default_factory=set)
     sequences: itertools.count[int] = field(default_factory=lambda: itertools.count(1 << 21))
     vectors: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    shapes: random.Random = field(default_factory=lambda: random.Random(0))
 
     async def write(self, mutation: Mutation) -> None:
         """Apply one mutation to the store and tell whoever listens, as the writer does."""
@@ -112,10 +120,40 @@ class Home:
         vector = vector_bytes(self.vectors.standard_normal(8).tolist())
         return Row(row_id, f"Memory {row_id}.", owner=scope, scope=scope, vector=vector, **values)
 
-    async def add(self, scopes: list[str]) -> None:
-        """One row per scope given, in one mutation."""
+    def said(self, sequence: int, first: int, scope: str, shape: str | None = None) -> list[Row]:
+        """One thing said in `scope` from row index `first`, in one of the shapes a store holds.
+
+        A statement with what was understood from it, a question or a command (one mention of
+        it at most), something asked to be remembered, or a lone assertion (no source row);
+        `shape` names one, else one is drawn.
+        """
+        shapes = ["said", "said", "asked", "command", "explicit", "assertion"]
+        shape = shape or self.shapes.choice(shapes)
+        source = f"{shape}/{sequence:x}{first:x}/{ulid_at_time(1_790_000_000 + first)}"
+        n = object_id(sequence, first)
+        head, understood = {
+            "said": (KIND_SOURCE, self.shapes.randint(0, 2)),
+            "asked": (KIND_SOURCE, self.shapes.randint(0, 1)),
+            "command": (KIND_SOURCE, 0),
+            "explicit": (KIND_EXPLICIT, 0),
+        }.get(shape, (KIND_ASSERTION, 0))
+        text = {"asked": f"Is memory {n} coming round?", "command": f"Turn on the lamp {n}."}
+        rows = [self.row(sequence, first, scope, kind=head, source_id=source)]
+        if shape in text:
+            rows[0] = replace(rows[0], document=text[shape])
+        kinds = [KIND_ASSERTION, KIND_PARTICIPANT]
+        rows += [
+            self.row(sequence, first + 1 + i, scope, kind=kinds[i % 2], source_id=source)
+            for i in range(understood)
+        ]
+        return rows
+
+    async def add(self, scopes: list[str], shape: str | None = None) -> None:
+        """One thing said per scope given, in one mutation (of `shape`, if given)."""
         sequence = next(self.sequences)
-        rows = [self.row(sequence, index, scope) for index, scope in enumerate(scopes)]
+        rows: list[Row] = []
+        for scope in scopes:
+            rows += self.said(sequence, len(rows), scope, shape)
         await self.write(Mutation(sequence, tuple(rows)))
 
     async def forget(self, ids: list[int]) -> None:
@@ -132,11 +170,12 @@ class Home:
 
 @dataclass
 class Panel:
-    """One person's subscribed panel, and every memory id its subscription was sent."""
+    """One person's subscribed panel, and every entry id its subscription was sent."""
 
     person: Person
     subscription: int = 0
     received: set[int] = field(default_factory=set)
+    everything: bool = False  # the list shows everything said, not only memories
 
     @property
     def seen_scopes(self) -> tuple[str, str]:
@@ -149,12 +188,22 @@ class Panel:
             await self.person.ok(type="unsubscribe_events", subscription=self.subscription)
         self.person.panel, self.received = PanelModel(), set()
         self.subscription = await self.person.subscribe()
+        self.everything = False
+
+    async def switch(self) -> None:
+        """Between memories and everything said: the list starts over."""
+        self.everything = not self.everything
+        await self.person.ok(
+            type="alto/everything", subscription=self.subscription, everything=self.everything
+        )
 
     def carried(self, home: Home, shown: list[dict[str, Any]], removed: list[int]) -> None:
-        """Memories a message carried: each one its viewer may see; removals of ones it was sent."""
+        """Entries a message carried: each one its viewer may see; removals of ones it was sent."""
         ids = [m["id"] for m in shown]
         assert len(ids) <= PAGE, "a message of more than a page"
-        assert all(home.scopes[i] in self.seen_scopes for i in ids), "a memory of someone else"
+        rows = [i for m in shown for i in [m["id"], *(u["id"] for u in m["understood"])]]
+        assert all(home.scopes[i] in self.seen_scopes for i in rows), "a memory of someone else"
+        assert all(m["listed"] for m in shown) or self.everything, "not a memory"
         assert set(removed) <= self.received, "a removal of a memory it was never sent"
         self.received |= set(ids)
 
@@ -175,12 +224,12 @@ class Panel:
         self.person.panel.add(page["memories"], page["total"], page["more"])
 
     async def check(self, home: Home, *, to_the_end: bool) -> None:
-        """The panel holds the newest memories of a fresh view down to where it paged."""
+        """The panel holds the newest entries of a fresh view of its list down to where it paged."""
         panel = self.person.panel
         if to_the_end:
             while panel.more:
                 await self.page(home)
-        fresh = await self.person.view()
+        fresh = await self.person.view(everything=self.everything)
         held = panel.shown()
         assert {k: v for k, v in fresh.items() if k != "memories"} == panel.view
         assert panel.total == len(fresh["memories"])
@@ -247,15 +296,20 @@ async def test_every_panel_holds_exactly_its_view_through_every_change(
                 await panels_settled(hass, setup_alto.entry_id)
                 await panel.take_events(home)
                 await panel.check(home, to_the_end=False)
+            elif roll < 0.7:
+                await panel.switch()
+                await panels_settled(hass, setup_alto.entry_id)
+                await panel.take_events(home)
+                await panel.check(home, to_the_end=False)
     for panel in panels:
         await panel.check(home, to_the_end=True)
-    # The administrator's counts are every owner's current private memories, the deleted
-    # user's included.
+    # The administrator's counts are every owner's private entries (things said, whatever was
+    # understood from them), the deleted user's included.
     users = {u["id"]: u["private_memories"] for u in people[0].panel.view["admin"]["users"]}
     rows = await hass.async_add_executor_job(memory(hass).store.get, sorted(home.stored))
     for scope in (GONE, *(person.user.id for person in people)):
-        current = [r for r in rows if r.scope == scope and r.status == "current"]
-        assert users.get(scope, 0) == len(current)
+        said = {(r.source_id, r.source_version) for r in rows if r.scope == scope}
+        assert users.get(scope, 0) == len(said)
 
 
 async def test_one_snapshot_per_change_off_the_loop_whatever_the_panels(
@@ -278,10 +332,10 @@ async def test_one_snapshot_per_change_off_the_loop_whatever_the_panels(
         await panel.subscribe()
     await panels_settled(hass, setup_alto.entry_id)
     built.clear()
-    await home.add([HOUSEHOLD])
+    await home.add([HOUSEHOLD], "explicit")
     await panels_settled(hass, setup_alto.entry_id)
     assert built == [False]  # once, not on the loop's thread
-    for person in people:  # and each panel was sent the one new memory, as a change
+    for person in people:  # and each panel was sent the one new entry, as a change
         events = [m["event"] for m in await person.flushed()]
         assert [len(e["memories"]["upsert"]) for e in events[-2:]] == [1, 1]
         assert not any(e["memories"]["reset"] for e in events[-2:])
@@ -315,7 +369,7 @@ async def test_a_users_newest_panel_closes_their_oldest_past_the_cap(
     assert (await bob.command(type="unsubscribe_events", subscription=bobs[0]))["success"]
 
     # A change reaches Bob's five open panels and Ana's, not the closed one.
-    await home.add([HOUSEHOLD])
+    await home.add([HOUSEHOLD], "explicit")
     await panels_settled(hass, setup_alto.entry_id)
     assert sorted(m["id"] for m in await bob.flushed()) == sorted([*bobs[1:], newest])
     assert [m["id"] for m in await ana.flushed()] == [anas]
@@ -340,10 +394,11 @@ class _Rows:
 
 
 def _held_matches(
-    model: PanelModel, state: MemoryState, viewer: str, names: dict[str, str]
+    model: PanelModel, state: MemoryState, viewer: str, names: dict[str, str], everything: bool
 ) -> None:
-    """The panel's memories are the newest of the viewer's, as the old whole view rendered them."""
-    fresh = memories.memories_view(state.visible(viewer, current_only=False), names)
+    """The panel's entries are the newest of the viewer's, as a whole view renders them."""
+    visible = state.visible(viewer, current_only=False)
+    fresh = memories.entries_view(visible, names, everything=everything)
     held = model.shown()["memories"]
     assert model.total == len(fresh)
     assert model.more == (len(fresh) > len(held))
@@ -356,10 +411,12 @@ def _catch_up(
     held: memories.Held | None,
     snapshot: memories.Snapshot,
     viewer: str,
+    *,
+    everything: bool,
 ) -> memories.Held:
     """The panel sent what changed since it last was (its first page at first), then pages."""
     if held is None:
-        message, now = memories.first_page(snapshot, viewer)
+        message, now = memories.first_page(snapshot, viewer, everything)
     else:
         message, now = memories.changes(held, snapshot, viewer)
     if message is not None:
@@ -384,6 +441,7 @@ def test_a_panel_behind_by_any_number_of_changes_catches_up_exactly() -> None:
         panels: dict[str, tuple[PanelModel, memories.Held | None]] = {
             viewer: (PanelModel(), None) for viewer in viewers
         }
+        everything = {viewer: rng.random() < 0.5 for viewer in viewers}
         for _ in range(30):
             sequence, stored = next(home.sequences), sorted(store.state.rows(), key=lambda r: r.id)
             roll = rng.random()
@@ -397,7 +455,9 @@ def test_a_panel_behind_by_any_number_of_changes_catches_up_exactly() -> None:
                 store.state.apply(Mutation(sequence, (row,), supersede=(target.id,)))
             else:
                 count = RESET + 1 if rng.random() < 0.05 else rng.choice([1, 1, 2, 3, 7])
-                rows = [home.row(sequence, i, rng.choice(scopes)) for i in range(count)]
+                rows: list[Row] = []
+                for _ in range(count):
+                    rows += home.said(sequence, len(rows), rng.choice(scopes))
                 store.state.apply(Mutation(sequence, tuple(rows)))
             if rng.random() < 0.05:
                 names = {**names, "u1": names["u1"] + "+"}
@@ -405,5 +465,44 @@ def test_a_panel_behind_by_any_number_of_changes_catches_up_exactly() -> None:
             for viewer, (model, held) in list(panels.items()):
                 if rng.random() < 0.6:  # a panel that does not catch up now falls behind
                     continue
-                panels[viewer] = (model, _catch_up(rng, model, held, snapshot, viewer))
-                _held_matches(model, store.state, viewer, names)
+                shows = everything[viewer]
+                now = _catch_up(rng, model, held, snapshot, viewer, everything=shows)
+                panels[viewer] = (model, now)
+                _held_matches(model, store.state, viewer, names, shows)
+
+
+def test_one_entry_per_thing_said_and_forgetting_it_forgets_all_of_it() -> None:
+    """Over random households: the entries a viewer sees hold each of their rows exactly once.
+
+    Each entry is one source of one scope; it is listed as a memory exactly when its source
+    competes for recall; forgetting its `forget` ids deletes its rows and no other entry's.
+    """
+    scopes = [HOUSEHOLD, "u1", "u2"]
+    for seed in range(30):
+        rng = random.Random(seed)
+        state, home = MemoryState(), Home(None, "", ["unknown", "u1"])  # type: ignore[arg-type]
+        home.shapes = random.Random(seed)
+        for _ in range(6):
+            sequence, rows = next(home.sequences), []
+            for _ in range(rng.randint(1, 4)):
+                rows += home.said(sequence, len(rows), rng.choice(scopes))
+            state.apply(Mutation(sequence, tuple(rows)))
+        stored = state.rows()
+        if rng.random() < 0.5:  # a single row forgotten on its own: a source without its head
+            state.apply(Mutation(next(home.sequences), delete=(rng.choice(stored).id,)))
+        visible = state.visible("u1", current_only=False)
+        shown = memories.entries_view(visible, {"u1": "Ana"})
+        held = [i for e in shown for i in [e["id"], *(u["id"] for u in e["understood"])]]
+        assert sorted(held) == [row.id for row in visible]
+        listed = memories.entries_view(visible, {"u1": "Ana"}, everything=False)
+        assert [e["id"] for e in listed] == [e["id"] for e in shown if e["listed"]]
+        for entry in shown:
+            rows = state.rows_of([entry["id"], *(u["id"] for u in entry["understood"])])
+            assert len({(row.source_key, row.scope) for row in rows}) == 1
+            head = state.get(entry["id"])
+            assert head is not None
+            assert entry["quote"] == head.document
+            assert entry["listed"] == competes(head)
+            forgotten = forget_ids(entry["forget"], "u1", state)
+            assert isinstance(forgotten, tuple)
+            assert sorted(forgotten) == sorted(row.id for row in rows)

@@ -25,7 +25,7 @@ from pytest_homeassistant_custom_component.typing import (
 from custom_components.alto.act_organ.organ import signal_intent
 from custom_components.alto.const import CONF_BREATHER, CONF_REFLECT
 from custom_components.alto.memory.records import HOUSEHOLD, Row
-from custom_components.alto.panel.memories import memories_view, source_of
+from custom_components.alto.panel.memories import SOURCE_TYPES, entries_view, source_of
 from custom_components.alto.panel.sidebar import PANEL_URL_PATH, STATIC_URL
 from custom_components.alto.surface.surfacer import SurfaceOutcome
 from custom_components.alto.surface_organ.organ import signal_thought
@@ -48,6 +48,9 @@ from .panel_client import Person, connect
 ANA_SECRET = "My pin for the bike lock is 4711."
 BOB_SECRET = "I hide chocolate in the piano."
 SHARED = "The bins go out on Tuesday."
+ASKED = "Is Carla coming round this weekend?"
+COMMAND = "Please turn on the kitchen light."
+TOLD = "My sister Carla visits every Sunday."
 
 
 @pytest.fixture
@@ -131,7 +134,8 @@ async def test_each_user_sees_household_and_only_their_own_private_memories(
     assert (shared["scope"], shared["owner"], shared["actor"]) == ("household", None, "Ana")
     assert mine["source"]["type"] == "service"
     assert mine["source"]["when"] is not None
-    assert (mine["status"], mine["superseded_by"], mine["kind"]) == ("current", None, "explicit")
+    assert (mine["kind"], mine["listed"], mine["understood"]) == ("explicit", True, [])
+    assert mine["forget"] == [bob_id]
     for view in (ana_view, bob_view):
         assert ana.user.id not in str(view["memories"])
         assert bob.user.id not in str(view["memories"])
@@ -453,27 +457,77 @@ def _row(row_id: int, text: str, **fields: Any) -> Row:
     return Row(id=row_id, document=text, **values)
 
 
-def test_a_correction_names_what_it_replaced_and_the_old_one_says_by_what() -> None:
-    """Status and both directions of a correction."""
-    old = _row(1, "The dentist is on Monday.", status="superseded")
-    new = _row(2, "The dentist is on Tuesday.", kind=4, target=1)
-    shown = memories_view([old, new], {"u1": "Ana"})
-    assert [(m["id"], m["status"], m["superseded_by"], m["replaces"]) for m in shown] == [
-        (2, "current", None, 1),
-        (1, "superseded", 2, None),
+def test_an_entry_holds_what_was_understood_and_the_corrections_either_way() -> None:
+    """A source's rows are one entry; a correction from another source shows in both."""
+    source = "conversation/0123456789abcdef0123456789abcdef/01J0000000ABCDEFGHJKMNPQRS"
+    said = _row(1, "The dentist is on Monday, with Carla.", kind="source")
+    old = _row(2, "The dentist is on Monday.", status="superseded")
+    carla = _row(3, "Carla", kind=1)
+    later = "conversation/0123456789abcdef0123456789abcdef/01J1000000ABCDEFGHJKMNPQRS"
+    told = _row(4, "No, it is on Tuesday.", kind="source", source_id=later)
+    new = _row(5, "The dentist is on Tuesday.", kind=4, target=2, source_id=later)
+    first, second = reversed(entries_view([said, old, carla, told, new], {"u1": "Ana"}))
+    assert (first["id"], first["quote"], first["forget"]) == (1, said.document, [1])
+    assert [(u["id"], u["kind"], u["status"]) for u in first["understood"]] == [
+        (2, "assertion", "superseded"),
+        (3, "participant", "current"),
     ]
-    assert [m["kind"] for m in shown] == ["correction", "assertion"]
+    assert first["understood"][0]["superseded_by"] == {"id": 5, "quote": new.document}
+    assert first["corrected"]
+    assert (second["id"], second["corrected"]) == (4, False)
+    assert second["understood"][0]["replaces"] == {"id": 2, "quote": old.document}
+    assert first["source"] == {"type": "conversation", "when": first["source"]["when"]}
+    assert source not in str(first)
 
 
-def test_unknown_speaker_and_sources() -> None:
-    """An unknown speaker has no name; a source's time is its ULID's."""
-    (shown,) = memories_view([_row(1, "Hi.", actor="unknown", scope=HOUSEHOLD)], {})
-    assert (shown["actor"], shown["scope"]) == (None, "household")
+def test_a_source_says_where_it_came_from_never_its_id() -> None:
+    """A source's kind in words and its time: when it was said, else its ULID's; no id."""
     turn = ulid_at_time(1_700_000_000.25)
     assert source_of(f"conversation/0123456789abcdef0123/{turn}") == {
         "type": "conversation",
-        "ref": "0123456789ab",
         "when": 1_700_000_000_250,
     }
-    assert source_of(f"todo/{turn}")["when"] == 1_700_000_000_250
-    assert source_of("todo/not-a-ulid") == {"type": "todo", "ref": None, "when": None}
+    assert source_of(f"todo/{turn}", said_at=1_800_000_000)["when"] == 1_800_000_000_000
+    assert source_of("service/key/0123abcd") == {"type": "service", "when": None}
+    assert source_of(f"import/{turn}")["type"] == "other"
+    for kind in SOURCE_TYPES:
+        assert source_of(f"{kind}/x/{turn}")["type"] == kind
+    (shown,) = entries_view(
+        [_row(1, "Hi there, Carla is here.", actor="unknown", scope=HOUSEHOLD)], {}
+    )
+    assert (shown["actor"], shown["scope"], shown["owner"]) == (None, "household", None)
+
+
+async def test_one_entry_per_thing_said_questions_and_commands_only_under_everything(
+    hass: HomeAssistant, ana: Person
+) -> None:
+    """Each turn is one entry; a question and a command are kept but listed only with everything.
+
+    Forgetting an entry by its `forget` ids removes its source from the store.
+    """
+    as_ana = Context(user_id=ana.user.id)
+    for text in (ASKED, COMMAND, TOLD):
+        await converse(hass, text, context=as_ana)
+    await settle(hass)
+    shared_id = await _remember(ana, SHARED, owner=HOUSEHOLD)
+
+    listed = (await ana.view())["memories"]
+    assert [m["quote"] for m in listed] == [SHARED, TOLD]
+    everything = (await ana.view(everything=True))["memories"]
+    assert [m["quote"] for m in everything] == [SHARED, TOLD, COMMAND, ASKED]
+    assert [m["listed"] for m in everything] == [True, True, False, False]
+    said = everything[1]
+    assert (said["source"]["type"], said["actor"], said["scope"]) == (
+        "conversation",
+        "Ana",
+        "private",
+    )
+    assert "conversation/" not in str(everything)
+    assert everything[0]["source"]["type"] == "service"
+
+    for entry in everything[1:]:  # forgetting each, the question and the command included
+        for memory_id in entry["forget"]:
+            await ana.ok(type="alto/forget", memory_id=memory_id)
+    assert [m["id"] for m in (await ana.view(everything=True))["memories"]] == [shared_id]
+    rows = await hass.async_add_executor_job(memory(hass).store.rows, ana.user.id)
+    assert [row.document for row in rows] == [SHARED]

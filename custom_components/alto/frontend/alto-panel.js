@@ -1,8 +1,10 @@
 // The Alto panel: one plain web component, no build step, nothing fetched but Alto's own
 // websocket commands (custom_components/alto/panel/websocket.py). Home Assistant hands it `hass`
 // (the logged-in user's authenticated connection) and `narrow`; everything it shows comes
-// from `alto/subscribe`: its first event carries the view and the newest page of memories, later
-// events only what changed (`_apply`); older memories come a page at a time (`alto/memories`).
+// from `alto/subscribe`: its first event carries the view and the newest page of the memory list
+// (one entry per thing said, what Alto understood from it inside), later events only what
+// changed (`_apply`); older entries come a page at a time (`alto/memories`), and "Everything
+// said" asks for questions, requests and thanks too (`alto/everything`).
 //
 // Memory text is whatever people said: it is only ever set as textContent, never as markup.
 
@@ -44,6 +46,18 @@ const STYLE = `
   li { border: 1px solid var(--divider-color, #e0e0e0); border-radius: 8px; padding: 10px 12px; }
   li.superseded { opacity: 0.65; }
   li.superseded .quote { text-decoration: line-through; }
+  li.unlisted > .row .quote { color: var(--secondary-text-color); }
+  .tabs { display: flex; gap: 4px; margin-bottom: 12px; border-bottom: 1px solid var(--divider-color, #e0e0e0); }
+  button.tab { background: transparent; color: var(--secondary-text-color); border-radius: 0;
+    border-bottom: 2px solid transparent; }
+  button.tab[aria-selected=true] { color: var(--primary-color); border-bottom-color: var(--primary-color); }
+  details.understood { margin-top: 8px; font-size: 14px; }
+  details.understood summary { cursor: pointer; color: var(--secondary-text-color); }
+  ul.understood { gap: 6px; margin-top: 6px; }
+  ul.understood li { border: none; border-left: 3px solid var(--divider-color, #e0e0e0);
+    border-radius: 0; padding: 2px 10px; overflow-wrap: anywhere; }
+  ul.understood .quote { font-size: 14px; }
+  .chip.corrected { background: var(--warning-color, #ffa600); color: black; }
   .row { display: flex; gap: 12px; align-items: flex-start; }
   .row > .grow { flex: 1; min-width: 0; }
   .quote { margin: 0 0 6px; font-size: 16px; overflow-wrap: anywhere; }
@@ -109,6 +123,8 @@ class AltoPanel extends HTMLElement {
     this._results = null; // recall results, or null for the whole list
     this._unsubscribe = null;
     this._subscription = null; // the subscription's id, which older pages are asked with
+    this._everything = false; // the list shows everything said, not only memories
+    this._unfolded = new Set(); // entries whose "what Alto understood" is open: kept across updates
     this._started = false;
   }
 
@@ -117,6 +133,8 @@ class AltoPanel extends HTMLElement {
     this._hass = hass;
     if (this._menu) this._menu.hass = hass;
     if (first) this._start();
+    // The user's language may arrive after the panel started, or change in their profile.
+    else if (this._started && this._language !== hass.language) this._restart();
   }
 
   get hass() {
@@ -155,6 +173,7 @@ class AltoPanel extends HTMLElement {
   // -- life cycle -------------------------------------------------------------------------------
   async _start() {
     this._started = true;
+    this._language = this._hass.language;
     this._view = null;
     this._strings = await this._hass
       .callWS({ type: "alto/strings", language: this._hass.language })
@@ -260,6 +279,8 @@ class AltoPanel extends HTMLElement {
   async _restart() {
     this._stop();
     this._results = null;
+    this._everything = false;
+    this._subscription = null;
     await this._start();
   }
 
@@ -326,15 +347,17 @@ class AltoPanel extends HTMLElement {
     }
   }
 
-  // -- memories ---------------------------------------------------------------------------------
-  renderMemories(memories) {
+  // -- memories: one entry per thing said --------------------------------------------------------
+  renderMemories(entries) {
     if (!this._view.memory_available) return [h("p", { class: "empty" }, this.t("memory_unavailable"))];
-    const shown = this._results ? this._results.memories : memories;
+    const shown = this._results ? this._results.memories : entries;
+    const everything = this._everything;
     return [
       // What this list holds, which is more than the household-only to-do list shows; an
       // administrator is told that others' private memories are counted, not listed.
-      h("p", { class: "caption" }, this.t("memories_caption"),
+      h("p", { class: "caption" }, this.t(everything ? "everything_caption" : "memories_caption"),
         this._view.viewer.is_admin ? ` ${this.t("memories_caption_admin")}` : null),
+      this._tabs(),
       this._searchForm(),
       this._rememberForm(),
       this._results
@@ -343,13 +366,35 @@ class AltoPanel extends HTMLElement {
               this.t("clear_search")))
         : null,
       shown.length
-        ? h("ul", { class: "memories" }, shown.map((m) => this._memory(m)))
-        : h("p", { class: "empty" }, this.t(this._results ? "no_results" : "no_memories")),
+        ? h("ul", { class: "memories" }, shown.map((entry) => this._listItem(entry)))
+        : h("p", { class: "empty" },
+            this.t(this._results ? "no_results" : everything ? "nothing_said" : "no_memories")),
       !this._results && this._view.memories_more
         ? h("button", { class: "secondary more", onclick: (event) => this._more(event.target) },
-            this.t("more", { shown: memories.length, total: this._view.memories_total }))
+            this.t("more", { shown: entries.length, total: this._view.memories_total }))
         : null,
     ];
+  }
+
+  // Memories (what Alto may bring up) or everything said (questions, requests and thanks too).
+  _tabs() {
+    const tab = (key, on) => h("button", {
+      class: `tab ${key}`, role: "tab", "aria-selected": String(this._everything === on),
+      onclick: () => this._showEverything(on),
+    }, this.t(`tab_${key}`));
+    return h("div", { class: "tabs", role: "tablist" },
+      tab("memories", false), tab("everything", true));
+  }
+
+  async _showEverything(on) {
+    if (this._everything === on || this._subscription === null) return;
+    this._everything = on;
+    this._results = null;
+    if (this._searchInput) this._searchInput.value = "";
+    this._show(this._view);
+    // The next event starts the list over (reset) with the entries of the list asked for.
+    await this._call({ type: "alto/everything", subscription: this._subscription, everything: on },
+      false).catch(() => null);
   }
 
   _searchForm() {
@@ -385,57 +430,101 @@ class AltoPanel extends HTMLElement {
     );
   }
 
-  _memory(memory) {
-    const source = memory.source;
-    const sourceText =
-      source.type === "conversation" ? this.t("source_conversation", { ref: source.ref ?? "" })
-      : source.type === "service" ? this.t("source_service")
-      : source.type === "todo" ? this.t("source_todo")
-      : this.t("source_other", { type: source.type });
-    const replacement = memory.superseded_by !== null
-      ? this._known(memory.superseded_by)
-      : null;
+  // When, in the words people use, in the viewer's language: today, yesterday, on Tuesday (the
+  // last week), else the date. The exact time is the element's tooltip.
+  whenWords(ms) {
+    if (ms === null || ms === undefined) return "";
+    const then = new Date(ms);
+    const now = new Date();
+    const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+    const days = Math.round((midnight(now) - midnight(then)) / 86_400_000);
+    const language = this._hass.language;
+    if (days <= 0) return this.t("when_today");
+    if (days === 1) return this.t("when_yesterday");
+    if (days < 7) {
+      return this.t("when_weekday", { day: then.toLocaleDateString(language, { weekday: "long" }) });
+    }
+    const options = { day: "numeric", month: "long" };
+    if (then.getFullYear() !== now.getFullYear()) options.year = "numeric";
+    return this.t("when_date", { date: then.toLocaleDateString(language, options) });
+  }
+
+  // Where a thing was said and when ("In a conversation on Tuesday"), never a source's id; a
+  // language that puts the day first starts with it ("Heute zum Merken gegeben").
+  _sourceText(source) {
+    const text = this.t(`source_${source.type}`, { when: this.whenWords(source.when) })
+      .replace(/\s+/g, " ").trim();
+    return text.charAt(0).toLocaleUpperCase(this._hass.language) + text.slice(1);
+  }
+
+  _listItem(entry) {
+    const source = entry.source;
+    const said = ["conversation", "agent", "reflect"].includes(source.type);
+    const actor = entry.actor
+      ? this.t(said ? "said_by" : "added_by", { name: entry.actor })
+      : this.t(said ? "said_by_unknown" : "added_by_unknown");
+    const classes = ["memory", "entry", entry.listed ? "listed" : "unlisted"];
+    if (entry.corrected) classes.push("corrected");
     return h(
       "li",
-      { class: `memory ${memory.status}`, "data-memory-id": memory.id },
+      { class: classes.join(" "), "data-entry-id": entry.id },
       h(
         "div",
         { class: "row" },
         h(
           "div",
           { class: "grow" },
-          h("p", { class: "quote" }, `“${memory.quote}”`),
+          h("p", { class: "quote" }, `“${entry.quote}”`),
           h(
             "div",
             { class: "meta" },
-            h("span", { class: "actor" },
-              memory.actor ? this.t("said_by", { name: memory.actor }) : this.t("said_by_unknown")),
-            h("span", { class: "when" }, this.formatWhen(source.when)),
-            h("span", { class: "source" }, sourceText),
-            h("span", { class: `chip scope ${memory.scope}` },
-              memory.scope === "private" ? this.t("scope_private") : this.t("scope_household")),
-            h("span", { class: "chip kind" }, this.t(`kind_${memory.kind}`)),
-            h("span", { class: `chip status ${memory.status}` }, this.t(`status_${memory.status}`)),
+            h("span", { class: "source", title: this.formatWhen(source.when) },
+              this._sourceText(source)),
+            h("span", { class: "actor" }, actor),
+            h("span", { class: `chip scope ${entry.scope}` },
+              entry.scope === "private" ? this.t("scope_private") : this.t("scope_household")),
+            entry.kind === "explicit"
+              ? h("span", { class: "chip kind" }, this.t("kind_explicit")) : null,
+            entry.corrected ? h("span", { class: "chip corrected" }, this.t("corrected")) : null,
+            entry.listed ? null : h("span", {
+              class: "chip not-recalled", title: this.t("not_recalled_hint"),
+            }, this.t("not_recalled")),
           ),
-          memory.superseded_by !== null
-            ? h("div", { class: "replaced" },
-                this.t("superseded_by", { quote: replacement ? replacement.quote : `#${memory.superseded_by}` }))
-            : null,
-          memory.replaces !== null && memory.replaces !== undefined
-            ? h("div", { class: "replaced" }, this.t("replaces", {
-                quote: this._known(memory.replaces)?.quote ?? `#${memory.replaces}` }))
-            : null,
+          entry.understood.length ? this._understood(entry) : null,
         ),
         h("button", {
           class: "secondary forget", "aria-label": this.t("forget"),
-          onclick: () => this._forget(memory),
+          onclick: () => this._forget(entry),
         }, this.t("forget")),
       ),
     );
   }
 
-  _known(id) {
-    return (this._view.memories || []).find((m) => m.id === id) ?? null;
+  // What Alto understood from a thing said, collapsed until asked for (and open while it was,
+  // whatever live updates redraw the list).
+  _understood(entry) {
+    const items = entry.understood;
+    return h(
+      "details",
+      {
+        class: "understood", open: this._unfolded.has(entry.id),
+        ontoggle: (event) => event.target.open
+          ? this._unfolded.add(entry.id) : this._unfolded.delete(entry.id),
+      },
+      h("summary", {}, this.t("understood", { count: items.length })),
+      h("ul", { class: "understood" }, items.map((item) => h(
+        "li",
+        { class: `understood-item ${item.status}`, "data-memory-id": item.id },
+        h("span", { class: "chip kind" }, this.t(`kind_${item.kind}`)), " ",
+        h("span", { class: "quote" }, `“${item.quote}”`),
+        item.superseded_by
+          ? h("div", { class: "replaced" }, this.t("superseded_by", { quote: item.superseded_by.quote }))
+          : null,
+        item.replaces
+          ? h("div", { class: "replaced" }, this.t("replaces", { quote: item.replaces.quote }))
+          : null,
+      ))),
+    );
   }
 
   async _search(event) {
@@ -466,16 +555,19 @@ class AltoPanel extends HTMLElement {
     this._status(this.t("remembered"), true);
   }
 
-  _forget(memory) {
-    this._ask(this.t("forget_confirm_title"), `“${memory.quote}” — ${this.t("forget_confirm_text")}`,
+  // Forgetting an entry forgets its source and everything Alto understood from it.
+  _forget(entry) {
+    this._ask(this.t("forget_confirm_title"), `“${entry.quote}” — ${this.t("forget_confirm_text")}`,
       this.t("forget"), async () => {
-        const done = await this._call({ type: "alto/forget", memory_id: memory.id }).catch(() => null);
-        if (!done) return;
-        if (this._results) {
-          const gone = new Set(done.forgotten);
-          this._results.memories = this._results.memories.filter((m) => !gone.has(m.id));
+        for (const id of entry.forget) {
+          const done = await this._call({ type: "alto/forget", memory_id: id }).catch(() => null);
+          if (!done) return;
         }
-        this._status(this.t("forgotten", { count: done.forgotten.length }), true);
+        if (this._results) {
+          this._results.memories = this._results.memories.filter((m) => m.id !== entry.id);
+          this._show(this._view);
+        }
+        this._status(this.t("entry_forgotten"), true);
       });
   }
 

@@ -11,8 +11,10 @@ A subscription's event (see `docs/panel-and-dashboard.md`):
 
 - ``subscription``: its own id, on the first event (the panel asks for older pages with it);
 - ``view``: the view's keys (`view.async_sections`) whose value changed, all of them at first;
-- ``memories``: ``reset`` (drop what you hold first), ``upsert`` (memories added or changed,
-  newest first), ``remove`` (ids), ``total``, ``more`` (older memories than those held exist);
+- ``memories``: the panel's list of entries (`memories.Entry`: one per thing said, the listed
+  ones, or every one once the panel asked for everything said, `Subscription.show_everything`):
+  ``reset`` (drop what you hold first), ``upsert`` (entries added or changed, newest first),
+  ``remove`` (ids), ``total``, ``more`` (older entries than those held exist);
 - ``closed``: the subscription was ended by a newer one of the same user (`MAX_PER_USER`).
 
 Each user has at most `MAX_PER_USER` subscriptions per entry; a new one closes their oldest, which
@@ -141,7 +143,8 @@ class Subscription:
         self._connection = connection
         self._msg_id = msg_id
         self._sections: dict[str, Any] = {}  # the view's keys as last sent
-        self.held: Held | None = None  # the panel's memories
+        self.held: Held | None = None  # the panel's entries
+        self.everything = False  # every entry, or only those listed as memories
         self.closed = False  # ended by a newer subscription of the same user (`close`)
         self.dirty = asyncio.Event()
         self._task = hass.async_create_background_task(self._run(), "alto_panel_subscription")
@@ -176,7 +179,7 @@ class Subscription:
         snapshot = self._feed.snapshot or snapshot  # the newest, should it have changed meanwhile
         memories: dict[str, Any] | None
         if self.held is None:
-            memories, self.held = first_page(snapshot, viewer.user_id)
+            memories, self.held = first_page(snapshot, viewer.user_id, self.everything)
         else:
             memories, self.held = changes(self.held, snapshot, viewer.user_id)
         if memories is not None:
@@ -184,8 +187,15 @@ class Subscription:
         if event:
             self._connection.send_event(self._msg_id, event)
 
+    @callback
+    def show_everything(self, everything: bool) -> None:
+        """List every entry (`everything`) or only those listed as memories, from a first page."""
+        self.everything = everything
+        self.held = None  # the next event starts the list over (``reset``)
+        self.dirty.set()
+
     def page(self) -> dict[str, Any]:
-        """The next older page of the panel's memories (none before its first event)."""
+        """The next older page of the panel's entries (none before its first event)."""
         if self.held is None:
             return {"memories": [], "total": 0, "more": False}
         page, self.held = next_page(self.held, self.viewer.user_id)

@@ -1,12 +1,13 @@
 """The websocket API behind the Alto panel (`alto/...`), per viewer under HA's own auth.
 
-`alto/view` answers one viewer's whole view at once: their memories (household and their own
-private ones, current and superseded, newest first, `memories`) and the other sections (`view`).
-`alto/subscribe` is what the panel follows: its first event carries the view's sections and the
-first page of memories with their total, later events only what changed for that viewer, and
-`alto/memories` gives the subscription's next older page (`feed`, `docs/panel-and-dashboard.md`).
-Both read the store in executor jobs; a subscription shares one snapshot per change with every
-other panel of the entry.
+`alto/view` answers one viewer's whole view at once: their memories (one entry per thing said
+that they may see, the household's and their own, newest first; only those listed as memories
+unless `everything`, `memories.Entry`) and the other sections (`view`). `alto/subscribe` is what
+the panel follows: its first event carries the view's sections and the first page of entries
+with their total, later events only what changed for that viewer; `alto/memories` gives the
+subscription's next older page and `alto/everything` switches its list between the listed
+entries and every one (`feed`, `docs/panel-and-dashboard.md`). Both read the store in executor
+jobs; a subscription shares one snapshot per change with every other panel of the entry.
 
 The other commands (`alto/remember`, `alto/forget`, `alto/recall`, `alto/qualify`,
 `alto/purge`) run the services' own schemas and handlers (`memory_actions`) with the user's
@@ -58,27 +59,36 @@ STRING_PREFIX = "panel_"
 ENTRY: dict[str | probatio.Marker, Any] = {probatio.Optional(ATTR_ENTRY_ID): str}
 
 
-async def async_view(hass: HomeAssistant, entry: AltoConfigEntry, viewer: Viewer) -> dict[str, Any]:
-    """Everything the panel shows `viewer` for one entry, every memory included."""
+async def async_view(
+    hass: HomeAssistant, entry: AltoConfigEntry, viewer: Viewer, *, everything: bool = False
+) -> dict[str, Any]:
+    """Everything the panel shows `viewer` for one entry, every entry of their list included."""
     memory = entry.runtime_data.memory
     names = await async_names(hass)
     snapshot = await hass.async_add_executor_job(
         build_snapshot, memory.store if memory else None, None, names
     )
     view = await async_sections(hass, entry, viewer, snapshot)
-    view["memories"] = await hass.async_add_executor_job(snapshot.memories, viewer.user_id)
+    view["memories"] = await hass.async_add_executor_job(
+        snapshot.memories, viewer.user_id, everything
+    )
     return view
 
 
 # -- commands ------------------------------------------------------------------------------------
-@websocket_api.websocket_command({probatio.Required("type"): "alto/view", **ENTRY})
+@websocket_api.websocket_command(
+    {probatio.Required("type"): "alto/view", probatio.Optional("everything"): bool, **ENTRY}
+)
 @websocket_api.async_response
 async def ws_view(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
     """The caller's whole view of one entry."""
     entry = loaded_entry(hass, msg.get(ATTR_ENTRY_ID))
-    connection.send_result(msg["id"], await async_view(hass, entry, Viewer.of(connection.user)))
+    view = await async_view(
+        hass, entry, Viewer.of(connection.user), everything=msg.get("everything", False)
+    )
+    connection.send_result(msg["id"], view)
 
 
 @websocket_api.websocket_command({probatio.Required("type"): "alto/subscribe", **ENTRY})
@@ -90,6 +100,14 @@ def ws_subscribe(
     subscribe(hass, connection, msg["id"], loaded_entry(hass, msg.get(ATTR_ENTRY_ID)))
 
 
+def _subscription(connection: websocket_api.ActiveConnection, msg_id: int) -> Subscription:
+    """This connection's open panel subscription `msg_id`."""
+    subscription = connection.subscriptions.get(msg_id)
+    if not isinstance(subscription, Subscription) or subscription.closed:
+        raise ServiceValidationError(translation_domain=DOMAIN, translation_key="not_subscribed")
+    return subscription
+
+
 @websocket_api.websocket_command(
     {probatio.Required("type"): "alto/memories", probatio.Required("subscription"): int}
 )
@@ -97,11 +115,25 @@ def ws_subscribe(
 def ws_memories(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
-    """The next older page of memories of one of this connection's subscriptions."""
-    subscription = connection.subscriptions.get(msg["subscription"])
-    if not isinstance(subscription, Subscription) or subscription.closed:
-        raise ServiceValidationError(translation_domain=DOMAIN, translation_key="not_subscribed")
-    connection.send_result(msg["id"], subscription.page())
+    """The next older page of entries of one of this connection's subscriptions."""
+    connection.send_result(msg["id"], _subscription(connection, msg["subscription"]).page())
+
+
+@websocket_api.websocket_command(
+    {
+        probatio.Required("type"): "alto/everything",
+        probatio.Required("subscription"): int,
+        probatio.Required("everything"): bool,
+    }
+)
+@callback
+def ws_everything(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """List every entry (everything said) or only memories; the list starts over (``reset``)."""
+    subscription = _subscription(connection, msg["subscription"])
+    subscription.show_everything(msg["everything"])
+    connection.send_result(msg["id"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +249,7 @@ COMMANDS: tuple[websocket_api.WebSocketCommandHandler, ...] = (
     ws_view,
     ws_subscribe,
     ws_memories,
+    ws_everything,
     ws_strings,
     _service_command(
         "alto/recall",
