@@ -17,6 +17,7 @@ import numpy as np
 
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.lexical import (
+    ALIKE,
     MIN_PART,
     PREFIX,
     Terms,
@@ -92,7 +93,8 @@ def bm25(query: str, documents: Sequence[Document]) -> list[int]:
     The statistics (document count, frequencies, average length) are those of `documents`. A
     query term counts its related quoted terms (compound heads too in a language that writes
     them closed); what is read beside a quote, in the query's language, only as written (a
-    name's bare genitive "s" aside: `name_count`).
+    name's bare genitive "s" aside: `name_count`); a term none of those meet, the quoted terms
+    that share its first ALIKE letters.
     """
     n = len(documents)
     if n == 0:
@@ -112,6 +114,10 @@ def bm25(query: str, documents: Sequence[Document]) -> list[int]:
             for d, a in zip(documents, also, strict=True)
         ]
         holders = [i for i, count in enumerate(counts) if count]
+        if not holders and len(term) >= ALIKE and not term.isdigit():
+            group = {w for w in vocabulary if w != term and w[:ALIKE] == term[:ALIKE]}
+            counts = [sum(d.quote.get(word, 0) for word in group) for d in documents]
+            holders = [i for i, count in enumerate(counts) if count]
         if not holders:
             continue
         # idf = log2(1 + (n - df + 1/2) / (df + 1/2)) = log2((2n + 2) / (2 df + 1))

@@ -27,7 +27,7 @@ JOURNAL_SHA256 = "fe32317beb987c36ee7b1445decdcbbbc138d608649974167f8cf74b84b8d3
 # Its header holds the word rules' fingerprint (`corpus.LEXICON`): a change of a word list, as
 # of `informative.ACKNOWLEDGEMENTS`, changes these bytes and nothing else of them.
 CHECKPOINT_SHA256 = (
-    "dab18c83517a27cdc08efda36e4438d0089fbdd9a17e57d97af386a79f54bc69"  # its entry's hash
+    "2db3154bde416b2c02e095483b77f8362caeb58c93072cee30f7350018dafbbb"  # its entry's hash
 )
 CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
 

@@ -48,6 +48,7 @@ from . import languages, lexical
 from .informative import is_informative
 from .lexical import (
     PREFIX,
+    alike,
     count_terms,
     idf,
     language,
@@ -76,7 +77,7 @@ def warm(rows: Iterable[Row]) -> None:
             count_terms(row.document)
 
 
-_RULES = 2  # bump when `count_terms` or `competes` change in code, not only in their word lists
+_RULES = 3  # bump when `count_terms` or `competes` change in code, not only in their word lists
 
 
 def _lexicon() -> str:
@@ -174,7 +175,13 @@ class View:
         group = related(term, self.vocabulary, self.by_prefix, self.by_suffix if heads else None)
         if len(group) == 1:
             return self.holders(term)
-        found = [self.holders(t) for t in group]
+        return self._summed([self.holders(t) for t in group])
+
+    @staticmethod
+    def _summed(found: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Several terms' holders as one term's: each position once, its counts added."""
+        if not found:
+            return _NONE, _NONE
         positions = np.concatenate([p for p, _ in found])
         if not len(positions):
             return _NONE, _NONE
@@ -191,8 +198,9 @@ class View:
 
         The score is `lexical.idf` and `lexical.term_scores`; each row is read with its speaker's
         name, and the pool is the corpus. A query term counts its related terms in the quotes
-        (`lexical.related`, heads too when the query's language writes compounds closed); a
-        speaker's name, read in the query's language, counts only as written (`name_count`).
+        (`lexical.related`, heads too when the query's language writes compounds closed), or,
+        when no pool row holds any of those or is named by it, the terms it is `lexical.alike`;
+        a speaker's name, read in the query's language, counts only as written (`name_count`).
         """
         in_pool = np.zeros(self.n, dtype=bool)
         in_pool[pool] = True
@@ -218,8 +226,14 @@ class View:
             else:
                 kept = in_pool[positions]
                 holders, tf = positions[kept], counts[kept]
-            if not len(holders):
-                continue
+            if not len(holders):  # nothing holds it: the terms it is `alike`, if any hold them
+                positions, counts = self._summed(
+                    [self.holders(t) for t in alike(term, self.by_prefix)]
+                )
+                kept = in_pool[positions]
+                holders, tf = positions[kept], counts[kept]
+                if not len(holders):
+                    continue
             weight = idf(n, len(holders))
             if weight * 44 * int(tf.max()) * total >= INT64_SAFE:  # could overflow: Python ints
                 tf, scores = tf.astype(object), scores.astype(object)

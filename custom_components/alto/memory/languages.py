@@ -51,6 +51,9 @@ class Language:
     clitics: frozenset[str] = frozenset()  # what an apostrophe joins to a word ("'s", "'t")
     compounds: bool = False  # writes compounds closed: a term also meets its head (`lexical`)
     genitive: bool = False  # a name's genitive is the name and a bare "s" ("Leas", "Sannes")
+    # Separable verbs' particles: the only words an inner "ge" the stemmer drops may follow
+    # ("opgehaald"); after anything else it is a word's own and stays ("garagedeur": `lexical`).
+    particles: frozenset[str] = frozenset()
 
 
 ENGLISH: Final = Language(
@@ -265,6 +268,10 @@ DUTCH: Final = Language(
     clitics=_words("s t k n"),  # "'s ochtends", "'t", "'k", "'n"
     compounds=True,
     genitive=True,
+    particles=_words(
+        "aan af bij binnen buiten door in langs los mee na neer om onder op over terug toe uit "
+        "vast voor weg"
+    ),
 )
 
 ITALIAN: Final = Language(
@@ -363,6 +370,7 @@ def fingerprint() -> list[object]:
             *(sorted(getattr(lang, part)) for part in _LISTS),
             lang.compounds,
             lang.genitive,
+            sorted(lang.particles),
         ]
         for lang in LANGUAGES.values()
     ]

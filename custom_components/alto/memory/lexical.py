@@ -12,7 +12,10 @@ Words: a regular expression's word characters, casefolded, a possessive or other
 "école"), then stemmed by Snowball's stemmer of the text's language ("lessons" is "lesson",
 "Tonnen" is "tonn"), and that language's commonest function words left out. A text's language is
 read from its words (`languages.detect`): rows do not record one. Stemming is the well-kept
-`snowballstemmer`, the one the verifier uses.
+`snowballstemmer`, the one the verifier uses, but for one cut: Snowball's Dutch stemmer takes an
+inner "ge" for a separable verb's participle wherever it finds one, so a "ge" it cuts out after
+anything but a particle ("opgehaald" is "ophaal", as "ophalen" is) is put back ("garagedeur" stays
+"garagedeur", not "garadeur": the compound still begins with "garage").
 
 A household calls some of its people by another word ("Grandma", "Nana"): `with_names` adds
 the name of each person a query calls so, and the lexical score then reads the question as about
@@ -29,6 +32,12 @@ a query term counts the stored terms it ends or that end it ("Tonne" and "Biomü
 "Internetpasswort" and "Passwort"), the head at least PREFIX letters and what comes before it at
 least MIN_PART ("Preise" is not "Reise" with a "P"). Parts are only ever words the household
 said: no dictionary, so a part in the middle ("Müll" in "Biomülltonne") is not met.
+
+A query term that meets no stored row that way, in any language, meets the terms that share its
+first ALIKE letters (`alike`): an inflection the stemmer leaves apart, or a compound whose first
+part the household said otherwise ("groenbak" meets "de groene container", "Klavierspielen"
+"Klavierstunde"). Only then: a term a row holds never reaches further, so this can only add
+a word where the score had none.
 """
 
 from __future__ import annotations
@@ -55,6 +64,7 @@ type Terms = Mapping[str, int]  # stemmed term -> count in one text
 
 PREFIX = 4  # the shortest stem that stands for the longer ones it begins (or, closed, ends)
 MIN_PART = 3  # the fewest letters before a compound's head
+ALIKE = 5  # the first letters a query term that meets nothing shares with what it then meets
 
 
 @lru_cache(maxsize=65536)
@@ -124,7 +134,31 @@ def _stem(lang: Language, word: str) -> str:
     """
     if word.isascii() and word.isdigit():
         return word
-    return str(_STEMMERS[lang.code].stemWord(word))
+    stem = str(_STEMMERS[lang.code].stemWord(word))
+    if lang.particles:
+        return _inner_ge_kept(lang, word, stem)
+    return stem
+
+
+def _inner_ge_kept(lang: Language, word: str, stem: str) -> str:
+    """`stem`, with an inner "ge" the stemmer cut out of `word` after no particle put back.
+
+    The particles are `Language.particles`. Snowball's Dutch stemmer reads an inner "ge" as a
+    separable verb's participle ("opgehaald" is "ophaal", as "ophalen" is) wherever it finds
+    one, so it also cut it out of compounds and plain words ("garagedeur" was "garadeur",
+    "regenjas" "renjas", "begeleid" "beleid"): a compound no longer began with its first part,
+    and unrelated words met. Only a cut is undone: a stem that departs from its word at a "ge"
+    and goes on as the word after it.
+    """
+    cut = next((i for i, (a, b) in enumerate(zip(stem, word, strict=False)) if a != b), len(stem))
+    if (
+        0 < cut < len(stem)
+        and word.startswith("ge", cut)
+        and word.startswith(stem[cut], cut + 2)
+        and word[:cut] not in lang.particles
+    ):
+        return stem[:cut] + "ge" + stem[cut:]
+    return stem
 
 
 def log2_fixed(value: Fraction, bits: int = IDF_BITS) -> int:
@@ -197,6 +231,19 @@ def related(
             term[k:] for k in range(MIN_PART, len(term) - PREFIX + 1) if term[k:] in vocabulary
         )
     return list(dict.fromkeys(found))
+
+
+def alike(term: str, by_prefix: Mapping[str, Sequence[str]]) -> list[str]:
+    """The terms that begin with the first ALIKE letters of `term`, itself aside.
+
+    `by_prefix` lists a vocabulary's terms by their first PREFIX letters. What a query term
+    meets when no stored term holds it or is `related` to it: an inflection or compound the
+    stemmer and the household's own words leave apart ("groenbak" and "groene", "Klavierspielen"
+    and "Klavierstunde", "plantpot" and "planter"). Numbers and shorter terms meet none.
+    """
+    if len(term) < ALIKE or term.isdigit():
+        return []
+    return [t for t in by_prefix.get(term[:PREFIX], ()) if t != term and t[:ALIKE] == term[:ALIKE]]
 
 
 def name_count(term: str, name: Terms, lang: Language) -> int:
