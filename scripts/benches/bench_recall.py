@@ -597,7 +597,16 @@ def _summary() -> Iterator[None]:
 # speaking the set's "language" (its Home Assistant configured in it): blind_de_1 (Freiburg)
 # and blind_nl_1 (Utrecht), first run on the rule before per-language words (English only).
 BLIND_OTHER = ["blind_de_1", "blind_nl_1"]
-SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 19))), *BLIND_OTHER]
+# Written for the six-language recall work, apart from the code and every other set, committed
+# before any rule was measured on them, first run on the rule as it stood then (see docs/memory.md).
+BLIND_FRESH = ["blind_en_1", "blind_de_2", "blind_nl_2"]
+SETS = [
+    "household",
+    "heldout",
+    *(f"blind{n}" for n in ("", *range(2, 19))),
+    *BLIND_OTHER,
+    *BLIND_FRESH,
+]
 
 
 @pytest.mark.parametrize("name", SETS)

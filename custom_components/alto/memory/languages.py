@@ -73,7 +73,7 @@ ENGLISH: Final = Language(
         "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
         "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
         "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
-        "whatever that that'll will do computer alto assistant"  # "Thanks, that'll do, computer!"
+        "whatever that that'll will do computer alto assistant afternoon lot"  # "Thanks, that'll do, computer!"
     ),
     commands=_words(
         "turn switch set dim brighten open close lock unlock play pause stop start resume skip "
@@ -120,14 +120,14 @@ GERMAN: Final = Language(
         "ok okay danke dank vielen schön sehr gut super prima toll klasse perfekt alles klar passt "
         "ja nein jo jep jawohl nö gute guten gut nacht morgen abend tag hallo hi hey tschüss "
         "tschüs ciao bis später dann bitte gern gerne geht verstanden genau stimmt cool top dir "
-        "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent"
+        "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent schlaf"
     ),
     commands=_words(
         "mach mache schalte schalt stell stelle dimme dimm öffne öffne schließe schließ sperre "
         "sperr entsperre entsperr spiel spiele pausiere stoppe stopp starte setz setze leg lege "
         "dreh drehe fahr fahre erhöhe verringere senke aktiviere deaktiviere ruf rufe schreib "
         "schreibe schick schicke zeig zeige lies sag sage füge brich überspring überspringe lass "
-        "lasse"
+        "lasse erzähl erzähle"
     ),
     courtesies=_words("bitte hey hallo ok okay alto assistent jetzt und dann mal"),
     changes=_words(
@@ -171,7 +171,7 @@ FRENCH: Final = Language(
     commands=_words(
         "allume éteins mets règle baisse monte augmente diminue ouvre ferme verrouille "
         "déverrouille joue arrête démarre reprends passe coupe active désactive affiche "
-        "montre dis lis appelle envoie ajoute annule"
+        "montre dis lis appelle envoie ajoute annule raconte racontez"
     ),
     courtesies=_words("hé ok okay alto et puis maintenant alors stp"),
     changes=_words(
@@ -212,7 +212,7 @@ SPANISH: Final = Language(
     commands=_words(
         "enciende apaga pon sube baja bloquea desbloquea reproduce pausa detén inicia reanuda "
         "salta silencia aumenta disminuye activa desactiva muestra dime añade agrega cancela "
-        "atenúa"
+        "atenúa cuéntame"
     ),
     courtesies=_words("por favor oye ok okay vale alto y luego ahora"),
     changes=_words(
@@ -291,14 +291,14 @@ ITALIAN: Final = Language(
     acknowledgements=_words(
         "ok okay va bene grazie mille perfetto ottimo benissimo sì si no certo d'accordo buona "
         "buonanotte notte giornata serata ciao salve arrivederci a dopo domani capito fatto super "
-        "grande fantastico top ah oh alto"
+        "grande fantastico top ah oh alto buongiorno buonasera"
     ),
     # Only imperatives unlike the indicative ("accendi", not "accende"), or a statement rarely
     # opens with; never "chiama" or "manda" (Italian drops the subject: "Chiama ogni sera").
     commands=_words(
         "accendi spegni metti imposta alza abbassa aumenta diminuisci apri chiudi blocca sblocca "
         "riproduci ferma avvia riprendi salta silenzia attiva disattiva mostra dimmi leggi "
-        "aggiungi annulla"
+        "aggiungi annulla raccontami"
     ),
     courtesies=_words("per favore piacere ehi ok okay alto e poi ora adesso"),
     changes=_words(
