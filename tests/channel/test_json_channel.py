@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from custom_components.alto.channel.json_channel import SCHEMA, JsonChannel
+from custom_components.alto.channel.json_channel import SCHEMA, THOUGHT_CHARS, JsonChannel
 
 
 def run(raw: str, chunk: int) -> tuple[str, JsonChannel]:
@@ -66,10 +67,13 @@ def test_a_broken_answer_yields_no_action(raw: str) -> None:
     assert channel.actions == []
 
 
-def test_schema_orders_speech_first() -> None:
-    """Speech is the first property, so constrained decoding produces it first."""
-    assert next(iter(SCHEMA["properties"])) == "speech"
+def test_schema_orders_speech_first_and_the_thought_last_and_bounded() -> None:
+    """Speech first, so decoding produces it first; the thought last, bounded by the grammar."""
+    assert list(SCHEMA["properties"]) == ["speech", "actions", "thought"]
     assert set(SCHEMA["required"]) == {"speech", "actions", "thought"}
+    grammar = json_schema_to_gbnf(json.dumps(SCHEMA))
+    thought = next(line for line in grammar.splitlines() if line.startswith("thought ::="))
+    assert thought.count("char") == THOUGHT_CHARS
 
 
 ACTED = '{"speech": "Trying.", "actions": ["turn on the lamp"], "thought": ""}'

@@ -5,7 +5,8 @@ With Ollama's `format` set to `SCHEMA`, the model can only produce one JSON obje
 whatever the model (a small one ignores markers it is merely asked to write). `speech` comes first
 so it can stream: `JsonChannel.feed` decodes the speech string as its characters arrive (escapes
 included), before the object is complete. The actions are read only from the whole object, parsed
-strictly at the end; an object that does not parse yields no action. `thought` is never emitted.
+strictly at the end; an object that does not parse yields no action. `thought` is never emitted,
+and is bounded (THOUGHT_CHARS): the reply's end waits for it.
 
 Not every model holds to `format` (some ignore it, a thinking model may weaken it), so the
 answer is read as whatever it turns out to be, and no character of an object's syntax is ever
@@ -28,12 +29,14 @@ import json
 from enum import Enum, auto
 from typing import Any, Final
 
+THOUGHT_CHARS: Final = 160  # a sentence or two; what a constrained model may write there
 SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
         "speech": {"type": "string"},
         "actions": {"type": "array", "items": {"type": "string"}},
-        "thought": {"type": "string"},
+        # Last and bounded: the turn ends when the answer does, and the thought is never heard.
+        "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
     },
     "required": ["speech", "actions", "thought"],
 }
