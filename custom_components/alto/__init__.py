@@ -28,10 +28,12 @@ from .memory.server import ServerError
 from .memory_organ.damage import report_server_unavailable
 from .memory_organ.forgetting import forget_listener
 from .memory_organ.organ import MemoryOrgan, storage_dir
+from .model.prompt_cache import PromptCacheKeeper
 from .model_client import close_client, make_client
 from .panel.recent import async_track_recent
 from .panel.sidebar import async_setup_panel
 from .reflect_organ.organ import ReflectOrgan
+from .reply_stats import ReplyStats
 from .services import async_register_services
 from .settings import AltoSettings
 from .surface_organ.organ import SurfaceOrgan
@@ -56,7 +58,11 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool:
     """Connect to Ollama (retried by HA while it is unreachable) and add the platforms."""
     settings = AltoSettings.from_entry(entry)
-    client = make_client(settings.url, settings.request_timeout, settings.api_key)
+    prompt_cache = PromptCacheKeeper(
+        lambda prefill: hass.async_create_background_task(prefill, "alto_prompt_cache")
+    )
+    client = make_client(settings.url, settings.request_timeout, settings.api_key, prompt_cache)
+    entry.async_on_unload(prompt_cache.close)
     coordinator = ModelCoordinator(hass, entry, client)
     try:
         await coordinator.async_config_entry_first_refresh()
@@ -80,9 +86,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
     entry.async_on_unload(reflection.async_listen())
     reflection_coordinator = ReflectionCoordinator(hass, entry, reflection)
     entry.async_on_unload(reflection_coordinator.async_start())
+    reply_stats = await ReplyStats.async_load(hass, entry.entry_id)
+    entry.async_on_unload(reply_stats.async_save)  # a reload reads them back at once
     entry.runtime_data = AltoRuntime(
         settings=settings,
         client=client,
+        prompt_cache=prompt_cache,
         coordinator=coordinator,
         organ=organ,
         memory=memory,
@@ -91,6 +100,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> bool
         thought_coordinator=thought_coordinator,
         reflection=reflection,
         reflection_coordinator=reflection_coordinator,
+        reply_stats=reply_stats,
     )
     if memory is not None:  # the words of a forgotten memory leave the buffers, recorder, traces
         forgotten = forget_listener(hass, entry.runtime_data.buffers)
@@ -117,11 +127,12 @@ async def async_unload_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> boo
 async def async_remove_entry(hass: HomeAssistant, entry: AltoConfigEntry) -> None:
     """Delete everything the entry kept under the config directory.
 
-    That is the memories, the journal, the checkpoint and the background passes' logs; rows on
-    a Chroma server stay there.
+    That is the memories, the journal, the checkpoint, the background passes' logs and the reply
+    counts per model; rows on a Chroma server stay there.
     """
     folder = storage_dir(hass, entry.entry_id)
     await hass.async_add_executor_job(shutil.rmtree, folder, True)
+    await ReplyStats.async_remove(hass, entry.entry_id)
     LOGGER.info("Removed Alto's stored memories and logs for %s", entry.title)
 
 

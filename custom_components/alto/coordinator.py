@@ -25,6 +25,7 @@ from .const import DOMAIN, HEALTH_POLL_SECONDS, LOGGER, PROBE_TIMEOUT
 from .history import TurnBuffers
 from .memory.qualification import Mode
 from .memory_organ.organ import MemoryOrgan, signal_memory_changed
+from .model.prompt_cache import PromptCacheKeeper
 from .model_client import ModelFailure, ServedModel, classify_failure, described, list_models
 from .reflect_organ.organ import ReflectionState, ReflectOrgan, signal_reflection
 from .reply_stats import ReplyStats
@@ -41,6 +42,7 @@ class AltoRuntime:
 
     settings: AltoSettings
     client: ollama.AsyncClient
+    prompt_cache: PromptCacheKeeper
     coordinator: ModelCoordinator
     organ: ActOrgan
     memory: MemoryOrgan | None  # None when the store could not be opened

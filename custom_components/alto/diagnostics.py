@@ -35,8 +35,10 @@ async def async_get_config_entry_diagnostics(
 ) -> dict[str, Any]:
     """Return the entry's diagnostics.
 
-    Entry settings (redacted), model availability, turn buffer counts, memory figures and the
-    reflect organ's counts per scope (private scopes numbered, never named).
+    Entry settings (redacted), model availability, turn buffer counts, the reply channel chosen
+    and, per chat model, its replies in each channel and the channel it answers in and why
+    (`reply_stats`), memory figures and the reflect organ's counts per scope (private scopes
+    numbered, never named).
     """
     runtime = entry.runtime_data
     coordinator = runtime.coordinator
@@ -54,9 +56,8 @@ async def async_get_config_entry_diagnostics(
             name: model.digest for name, model in sorted((coordinator.data or {}).items())
         },
         "open_conversations": len(runtime.buffers),
-        "reply_channel": runtime.settings.reply_channel.value,
-        "replies": runtime.reply_stats.replies,
-        "fallback_replies": runtime.reply_stats.fallback,
+        "reply_channel": runtime.settings.reply_channel_option,
+        "reply_models": runtime.reply_stats.diagnostics(runtime.settings),
         "memory": None
         if runtime.memory is None
         else {

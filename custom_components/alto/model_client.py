@@ -19,6 +19,8 @@ import httpx
 import ollama
 from homeassistant.util.ssl import get_default_context
 
+from .model.prompt_cache import KeeperTransport, PromptCacheKeeper
+
 
 class ModelFailure(StrEnum):
     """Failure classes; each value is a translation key under `exceptions`."""
@@ -79,18 +81,25 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
-def make_client(url: str, timeout: float, api_key: str | None = None) -> ollama.AsyncClient:
+def make_client(
+    url: str,
+    timeout: float,
+    api_key: str | None = None,
+    keeper: PromptCacheKeeper | None = None,
+) -> ollama.AsyncClient:
     """Create an async client that always times out and sends the API key as a bearer token.
 
     The SSL context is Home Assistant's shared one, created once at HA's start: letting httpx
-    build its own would read the CA bundle from disk, a blocking call on the event loop.
+    build its own would read the CA bundle from disk, a blocking call on the event loop. With a
+    `keeper`, every chat request passes by it (`model.prompt_cache`).
     """
     token = (api_key or "").strip()
+    inner = httpx.AsyncHTTPTransport(verify=get_default_context())
     return ollama.AsyncClient(
         host=url,
         timeout=timeout,
         headers={"Authorization": f"Bearer {token}"} if token else None,
-        verify=get_default_context(),
+        transport=KeeperTransport(inner, keeper) if keeper is not None else inner,
     )
 
 

@@ -476,8 +476,9 @@ REPLY_CHANNEL = Choice(
         "How the model keeps speech, actions and private thought apart. *JSON answer*: the chat "
         'call is constrained by Ollama\'s `format` to `{"speech", "actions", "thought"}`, and '
         "the speech streams as it decodes; any model holds to it. *Marks*: the model is asked to "
-        "write `¦speech¦` and `¤action¤`. *Auto* is the JSON answer (see *Alto with a real "
-        "model*)."
+        "write `¦speech¦` and `¤action¤`. *Auto* is the JSON answer, unless the chat model "
+        "wrote text outside it on most of its replies, 10 or more: then marks, for that model, "
+        "kept across restarts (diagnostics say which and why; see *Alto with a real model*)."
     ),
 )
 THINK = Toggle(
@@ -495,7 +496,8 @@ PLAIN_REPLY_FALLBACK = Toggle(
     default=True,
     meaning=(
         "Marks channel only: a reply with no marks at all is spoken as plain text; the trace "
-        "records it, and a repair issue suggests the JSON answer when most replies have no marks."
+        "records it, and when marks are chosen and most replies have none, a repair issue "
+        "suggests the JSON answer."
     ),
 )
 MEMORY_MODE = Choice(

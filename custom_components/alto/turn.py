@@ -5,6 +5,16 @@ act (the action organ, on the spans the speech carried) → follow-up (one more 
 a validated read needs an answer) → record. The whole turn runs inside the reflect organ's
 `turn()`: a conversational turn always wins over the background passes.
 
+What a turn costs in model calls: one chat call for its speech; one executor call per action
+span the speech carried that names an action (`act_organ.commands`); one follow-up chat call
+when a validated read needs an answer; and, after the turn, one token to put the conversation
+back in the server's prompt cache if another call replaced it (`model.prompt_cache`). Small
+talk (a greeting, thanks, good night, a joke) is therefore exactly one call, and nothing else
+follows it: the Surfacer renders a thought only for an utterance that names something memory
+knows (semantic recall off, the default), mode-1 memory only embeds (it never calls the chat
+model), and a reflect pass runs after a turn only when the turn gave it something to read
+(`reflect.heuristics.gives_work`).
+
 Two histories, on purpose. Home Assistant's ChatLog receives what Alto says: it streams to TTS
 and the UI, and the result is read from it. The model's messages come from Alto's own turn
 buffer, because the model must see what the ChatLog does not hold as Alto's speech — breadcrumbs
@@ -37,12 +47,13 @@ from .channel.speech_gate import SpeechGate
 from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
-from .history import BufferEntry
+from .history import BufferEntry, TurnBuffer
+from .model.calls import Message
+from .model.prompt_cache import Prefix
 from .model_client import REPLY_TOKENS, THINKING_TOKENS, ModelFailure, classify_failure, described
 from .options import ReplyChannel
 from .prompt import device_states, situation, system_prompt
 from .reflect_organ.organ import TurnReflection, TurnReflector
-from .settings import AltoSettings
 
 type Messages = list[dict[str, str]]
 
@@ -122,7 +133,7 @@ async def _run_turn(
     start = len(chat_log.content)
     done = [held] if held else []
     gate = SpeechGate(lambda: any(o.breadcrumb for o in done))
-    channel = _channel(settings)
+    channel = _channel(runtime)
     usage = _Usage()
     if failure := await _speak(
         runtime, chat_log, agent_id, messages, channel=channel, gate=gate, usage=usage
@@ -133,7 +144,9 @@ async def _run_turn(
     # not model calls). Alto's next words: a withheld "Done." once an effector did succeed,
     # then any confirm-first question.
     outcomes = (
-        await runtime.organ.async_handle_spans(channel.actions, turn) if channel.actions else []
+        await runtime.organ.async_handle_spans(channel.actions, turn, prompt=messages)
+        if channel.actions
+        else []
     )
     done += outcomes
     if late := " ".join(filter(None, [gate.backed(), *(o.question for o in outcomes)])):
@@ -146,9 +159,9 @@ async def _run_turn(
         follow_up = [
             *messages,
             {"role": "assistant", "content": spoken_so_far},
-            {"role": "system", "content": device_states(reads, json_channel=_json(settings))},
+            {"role": "system", "content": device_states(reads, json_channel=_json(runtime))},
         ]
-        second = _channel(settings)
+        second = _channel(runtime)
         if failure := await _speak(
             runtime, chat_log, agent_id, follow_up, channel=second, gate=gate, usage=usage
         ):
@@ -163,7 +176,7 @@ async def _run_turn(
     text = _spoken(chat_log, start)
     _trace(
         {
-            "channel": settings.reply_channel.value,
+            "channel": "json" if isinstance(channel, JsonChannel) else "markers",
             "plain_reply_fallback": channel.used_fallback,
             "withheld": gate.withheld,
             "actions": [
@@ -180,12 +193,12 @@ async def _run_turn(
         hass,
         entry.entry_id,
         runtime.reply_stats,
-        model=settings.model,
-        used_fallback=channel.used_fallback,
+        settings=settings,
+        channel=channel,
     )
     LOGGER.debug(
         "Turn: channel %s, fallback %s, %d action(s) %s, memory block %s, %d withheld",
-        settings.reply_channel.value,
+        "json" if isinstance(channel, JsonChannel) else "markers",
         channel.used_fallback,
         len(outcomes),
         [o.verdict.value for o in outcomes],
@@ -207,6 +220,7 @@ async def _run_turn(
         buffer.add(BufferEntry("assistant", text, "reply"))
     buffer.add(*_breadcrumbs(outcomes))
     buffer.trim(settings.max_history)
+    runtime.prompt_cache.hold(_next_prefix(hass, runtime, buffer, actor))
     if runtime.memory is not None:
         # Journaled (one fsync, no model call) before the reply returns, so a stop or a crash
         # cannot lose it; the memory organ interprets it in the background, from the journal.
@@ -226,12 +240,39 @@ def _source_id(conversation_id: str) -> str:
     return f"conversation/{digest[:32]}/{ulid_now()}"
 
 
+def _next_prefix(
+    hass: HomeAssistant, runtime: AltoRuntime, buffer: TurnBuffer, actor: str | None
+) -> Prefix:
+    """What this conversation's next prompt begins with, for the server to keep.
+
+    Built when sent, from the live buffer; sent as the reply call is, for one token.
+    """
+    settings = runtime.settings
+
+    def messages() -> list[Message]:
+        return [
+            {"role": "system", "content": _system_prompt(hass, runtime)},
+            *buffer.messages(actor),
+        ]
+
+    async def send(prefix: list[Message]) -> object:
+        return await runtime.client.chat(
+            model=settings.model,
+            messages=prefix,
+            keep_alive=settings.keep_alive,
+            think=settings.think,
+            options={"num_ctx": settings.num_ctx, "num_predict": 1},
+        )
+
+    return Prefix(messages=messages, send=send)
+
+
 def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
     settings = runtime.settings
     return system_prompt(
         persona=_render_persona(hass, settings.prompt),
         assistant_name=settings.assistant_name,
-        json_channel=_json(settings),
+        json_channel=_json(runtime),
     )
 
 
@@ -244,8 +285,9 @@ def _situation(runtime: AltoRuntime, reflected: TurnReflection) -> str:
     )
 
 
-def _json(settings: AltoSettings) -> bool:
-    return settings.reply_channel is ReplyChannel.JSON
+def _json(runtime: AltoRuntime) -> bool:
+    """Whether the conversational model answers in the JSON answer (`reply_stats` decides)."""
+    return runtime.reply_stats.channel(runtime.settings)[0] is ReplyChannel.JSON
 
 
 def _ignored_format(channel: MarkerChannel | JsonChannel) -> bool:
@@ -253,11 +295,15 @@ def _ignored_format(channel: MarkerChannel | JsonChannel) -> bool:
     return isinstance(channel, JsonChannel) and channel.plain
 
 
-def _channel(settings: AltoSettings) -> MarkerChannel | JsonChannel:
-    """A fresh channel for one model call."""
-    if _json(settings):
+def _channel(runtime: AltoRuntime) -> MarkerChannel | JsonChannel:
+    """A fresh channel for one model call, the one `reply_stats` says this model answers in.
+
+    The user's choice of reply channel, else the JSON answer, unless this model has mostly
+    ignored it: then marks.
+    """
+    if _json(runtime):
         return JsonChannel()
-    return MarkerChannel(plain_reply_fallback=settings.plain_reply_fallback)
+    return MarkerChannel(plain_reply_fallback=runtime.settings.plain_reply_fallback)
 
 
 def _render_persona(hass: HomeAssistant, prompt: str) -> str:

@@ -43,6 +43,7 @@ Nothing is asserted (a bench, not a test).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import time
@@ -74,7 +75,6 @@ from scripts.benches.harness import add_alto, agent_of, quiet_home, set_up
 from tests.integration.test_real_model import HOUSEHOLD
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 
-NUM_CTX = 2048  # both agents, as in the three-ways bench
 QUIET_S = 3.0  # Alto's default breather (2 s) and a second: by then a background pass has begun
 QUIET_CAP_S = 300.0  # the longest wait for quiet between two turns
 QUICK_UTTERANCES = 8
@@ -102,6 +102,7 @@ class Turn:
     tts_s: float
     end_s: float
     reply_call_s: float | None  # when the reply's chat call reached the server
+    reply_chars: tuple[int, int]  # the reply call's system messages' characters, and the rest's
     streamed: bool  # some assistant content arrived before intent-end
     restarted: bool  # HA had ended the conversation (5 minutes idle): a fresh one began
     error: str | None  # what a failed turn said (an error event, or an error response)
@@ -128,6 +129,12 @@ def _kind(body: dict[str, Any]) -> str:
     if not body.get("format"):
         return "render"
     return "pass" if "seed" in (body.get("options") or {}) else "act"
+
+
+def _chars(messages: list[dict[str, Any]]) -> tuple[int, int]:
+    """Characters in the system messages, and in the others."""
+    system = sum(len(m.get("content") or "") for m in messages if m.get("role") == "system")
+    return system, sum(len(m.get("content") or "") for m in messages) - system
 
 
 def _utterances() -> list[str]:
@@ -231,11 +238,20 @@ async def _turn(
         )
         for (kind, _), r in zip(chat, server.results[seen[1] : at_end[1]], strict=False)
     ]
+    reply = next(
+        (
+            body
+            for path, body in server.requests[seen[0] : at_end[0]]
+            if path == "/api/chat" and _kind(body) == "speak"
+        ),
+        {},
+    )
     turn = Turn(
         first_s=marks.get("first", spoken_whole) - started,
         tts_s=marks.get("tts", spoken_whole) - started,
         end_s=marks["end"] - started,
         reply_call_s=next((at - started for kind, at in chat if kind == "speak"), None),
+        reply_chars=_chars(reply.get("messages") or []),
         streamed="first" in marks,
         restarted=restarted,
         error=error,
@@ -276,10 +292,9 @@ async def _quiet(hass: HomeAssistant, server: LocalOllama) -> None:
 
 
 async def _agents(hass: HomeAssistant, server: LocalOllama) -> dict[str, str]:
-    """Alto (its defaults, the timeout and context aside) and the built-in agent, set up."""
-    alto = await add_alto(
-        hass, server.url, CHAT_MODEL, EMBED_MODEL, {"request_timeout": 600, "num_ctx": NUM_CTX}
-    )
+    """Alto and the built-in agent with their defaults (both a context of 8,192 tokens), set up;
+    Alto's model timeout is long enough for the CPU."""
+    alto = await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, {"request_timeout": 600})
     async_expose_entity(hass, "conversation", "lock.front_door", True)
     builtin = MockConfigEntry(
         domain="ollama",
@@ -288,7 +303,7 @@ async def _agents(hass: HomeAssistant, server: LocalOllama) -> dict[str, str]:
         minor_version=3,
         subentries_data=[
             {
-                "data": {CONF_MODEL: CHAT_MODEL, "num_ctx": NUM_CTX},
+                "data": {CONF_MODEL: CHAT_MODEL},
                 "subentry_type": "conversation",
                 "title": "Built-in",
                 "unique_id": None,
@@ -362,7 +377,7 @@ def _print_summary(turns: dict[str, list[Turn]]) -> None:
 def _print_calls(turns: dict[str, list[Turn]]) -> None:
     print(
         f"\n{'agent':<10} {'call':<7} {'calls':>5} {'prompt tok p50':>14} {'prompt s mean':>13} "
-        f"{'generated p50':>13} {'generate s mean':>15} {'model s total':>13}"
+        f"{'generated p50':>13} {'max':>5} {'generate s mean':>15} {'model s total':>13}"
     )
     for label, kept in turns.items():
         by_kind: dict[str, list[Call]] = {}
@@ -374,6 +389,7 @@ def _print_calls(turns: dict[str, list[Turn]]) -> None:
                 f"{statistics.median(c.tokens for c in calls):>14.0f} "
                 f"{statistics.mean(c.prompt_s for c in calls):>13.2f} "
                 f"{statistics.median(c.generated for c in calls):>13.0f} "
+                f"{max(c.generated for c in calls):>5} "
                 f"{statistics.mean(c.generate_s for c in calls):>15.2f} "
                 f"{sum(c.prompt_s + c.generate_s for c in calls):>13.1f}"
             )
@@ -382,6 +398,13 @@ def _print_calls(turns: dict[str, list[Turn]]) -> None:
             later[kind] = later.get(kind, 0) + 1
         silent = sum(not t.streamed for t in kept)
         print(f"{label}: later calls by kind {later or '{}'}; {silent} turn(s) streamed nothing")
+        chars = [t.reply_chars for t in kept]
+        jump, at = max((b[0] - a[0], n + 2) for n, (a, b) in enumerate(itertools.pairwise(chars)))
+        print(
+            f"{label}: reply prompt characters, system messages / conversation: turn 1 "
+            f"{chars[0][0]} / {chars[0][1]}, turn {len(chars)} {chars[-1][0]} / {chars[-1][1]}; "
+            f"largest growth of the system messages: {jump:+} at turn {at}"
+        )
         for n, turn in enumerate(kept):
             if turn.error:
                 print(f"{label}: turn {n + 1} failed: {turn.error}")

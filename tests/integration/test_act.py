@@ -209,7 +209,7 @@ ACTS = [
     # The model's domain is discarded: the registry says light, and lights cannot unlock.
     Act(
         "spoofed-domain",
-        "do the thing",
+        "do the thing to the bed light",
         {
             "tool": "call_ha_service",
             "entity": "light.bed_light",
@@ -223,7 +223,7 @@ ACTS = [
     ),
     Act(
         "foreign-service",
-        "do the thing",
+        "do the thing to the bed light",
         call_ha_service("light.bed_light", "lock.unlock"),
         "refused",
         SPOOFED,
@@ -232,7 +232,7 @@ ACTS = [
     ),
     Act(
         "other-domains-service",
-        "do the thing",
+        "do the thing to the bed light",
         call_ha_service("switch.ac", "light.turn_on"),
         "refused",
         SPOOFED,
@@ -241,7 +241,7 @@ ACTS = [
     ),
     Act(
         "smuggled-entity",
-        "do the thing",
+        "do the thing to the bed light",
         call_ha_service("light.bed_light", "turn_on", entity_id="lock.front_door"),
         "refused",
         SPOOFED,
@@ -250,7 +250,7 @@ ACTS = [
     ),
     Act(
         "unknown-data-key",
-        "do the thing",
+        "do the thing to the bed light",
         call_ha_service("light.bed_light", "turn_on", flash="long"),
         "refused",
         SPOOFED,
@@ -382,10 +382,15 @@ async def test_span_turns_on_an_exposed_light(
 
 
 @pytest.mark.usefixtures("alto")
-async def test_executor_request_has_a_fresh_context_and_a_schema(
+async def test_executor_request_extends_the_conversation_prompt_with_a_schema(
     hass: HomeAssistant, script: Script
 ) -> None:
-    """The executor gets a schema and a fresh context: span and area, nothing of the talk."""
+    """The executor gets a schema, and the conversational prompt unchanged, then its own lines.
+
+    The same model serves both calls, so the executor's prompt begins with the conversation's,
+    byte for byte (the server's prompt cache still holds it afterwards); nothing the model
+    answered (its thought, its speech) is in it.
+    """
     area = ar.async_get(hass).async_create("Bedroom")
     satellite_entry = MockConfigEntry(domain="test")
     satellite_entry.add_to_hass(hass)
@@ -404,11 +409,14 @@ async def test_executor_request_has_a_fresh_context_and_a_schema(
     assert body["stream"] is False
     assert not body.get("tools")
     messages = body["messages"]
-    assert [m["role"] for m in messages] == ["system", "user"]
-    assert json.dumps('turn on the "bed" light') in messages[1]["content"]
-    assert "Bedroom" in messages[1]["content"]
-    # Nothing of the conversation: neither the utterance nor the model's thought or speech.
-    for private in ("quokka", "zebras", "my dear"):
+    conversation_prompt = script.conversation_requests[0]["messages"]
+    assert json.dumps(messages[: len(conversation_prompt)]) == json.dumps(conversation_prompt)
+    own = messages[len(conversation_prompt) :]
+    assert [m["role"] for m in own] == ["system", "user"]
+    assert json.dumps('turn on the "bed" light') in own[1]["content"]
+    assert "Bedroom" in own[1]["content"]
+    # Nothing the model answered: neither its thought nor its speech.
+    for private in ("zebras", "my dear"):
         assert private not in json.dumps(messages)
     assert hass.states.get("light.bed_light").state == "on"
 
@@ -664,8 +672,8 @@ async def test_no_breadcrumb_without_success(
     hass: HomeAssistant, script: Script, proposal: dict[str, Any] | str
 ) -> None:
     """Malformed, refused or held calls leave no breadcrumb."""
-    script.say("¤do the thing¤¦Doing the thing.¦")
-    script.propose("do the thing", proposal)
+    script.say("¤do the thing to the front door¤¦Doing the thing.¦")
+    script.propose("do the thing to the front door", proposal)
     first = await converse_and_settle(hass, "do the thing")
     await converse_and_settle(hass, "so?", first.conversation_id)  # also declines a held call
     for body in script.conversation_requests:

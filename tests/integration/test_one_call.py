@@ -57,6 +57,8 @@ SMALL_TALK: dict[str, tuple[str, ...]] = {
         "Thanks!",
         "Thank you very much.",
         "Good night!",
+        "Good afternoon!",
+        "Thanks a lot!",
         "Tell me a joke.",
     ),
     "de": (
@@ -67,7 +69,9 @@ SMALL_TALK: dict[str, tuple[str, ...]] = {
         "Danke schön!",
         "Vielen Dank.",
         "Gute Nacht!",
+        "Schlaf gut!",
         "Sag mir einen Witz.",
+        "Erzähl mir einen Witz.",
     ),
     "fr": (
         "Bonjour !",
@@ -77,6 +81,7 @@ SMALL_TALK: dict[str, tuple[str, ...]] = {
         "Merci beaucoup !",
         "Bonne nuit !",
         "Dis-moi une blague.",
+        "Raconte-moi une blague.",
     ),
     "es": (
         "¡Hola!",
@@ -86,6 +91,7 @@ SMALL_TALK: dict[str, tuple[str, ...]] = {
         "¡Muchas gracias!",
         "¡Buenas noches!",
         "Dime un chiste.",
+        "Cuéntame un chiste.",
     ),
     "nl": (
         "Hallo!",
@@ -103,7 +109,9 @@ SMALL_TALK: dict[str, tuple[str, ...]] = {
         "Come stai?",
         "Grazie mille!",
         "Buonanotte!",
+        "Buongiorno!",
         "Dimmi una barzelletta.",
+        "Raccontami una barzelletta.",
     ),
 }
 

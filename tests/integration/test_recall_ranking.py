@@ -30,6 +30,7 @@ from homeassistant.util.ulid import ulid_at_time
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
+from custom_components.alto.memory.recall import CONSIDERED
 from custom_components.alto.memory.records import (
     HOUSEHOLD,
     KIND_ASSERTION,
@@ -41,7 +42,6 @@ from custom_components.alto.memory.records import (
     object_id,
     vector_bytes,
 )
-from custom_components.alto.memory.recall import CONSIDERED
 from custom_components.alto.memory.references import MAX_REFERENCES
 from custom_components.alto.memory_organ.tools import MAX_RECALLED, RECALL, RecallTool
 from custom_components.alto.panel.memories import recalled_view
@@ -262,9 +262,9 @@ async def test_every_recall_ranks_as_the_turns_block(
             viewer = person.user.id if person else None
             block = [_quote(line) for line in await organ.async_turn_block(query, viewer=viewer)]
             context = Context(user_id=viewer)
-            ranked = (await alto_service(hass, "recall", {"query": query, "limit": CONSIDERED}, context))[
-                "memories"
-            ]
+            ranked = (
+                await alto_service(hass, "recall", {"query": query, "limit": CONSIDERED}, context)
+            )["memories"]
             # The block's rows are the ranking's first (its lines all fit its bytes here).
             assert [m["quote"] for m in ranked[: len(block)]] == block, query
             assert len(block) == min(MAX_REFERENCES, len(ranked))

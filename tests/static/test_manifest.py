@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "custom_components" / "alto"
-# Shipped with Home Assistant itself, or a dependency of a manifest requirement (chromadb → numpy).
-PROVIDED = {"homeassistant", "probatio", "numpy", "httpx", "aiohttp"}
+# Shipped with Home Assistant itself, or a dependency of a manifest requirement (chromadb → numpy),
+# or a requirement of a component in the manifest's dependencies (conversation → hassil).
+PROVIDED = {"homeassistant", "probatio", "numpy", "httpx", "aiohttp", "hassil"}
 # Optional, imported lazily and guarded: the GPU backend falls back to numpy without it.
 OPTIONAL = {"pycuda"}
 

@@ -36,7 +36,8 @@ _ROLE = (
     f'Use "{CALL_SERVICE_TOOL}" to change a device, "{STATE_QUERY_TOOL}" to read one, or '
     f'"{NO_TOOL}" when the statement does not name exactly one of the devices below or asks '
     "for something these services cannot do. Use only the entity ids and services listed. "
-    "Put service parameters in data, and nothing else there."
+    "Put service parameters in data, and nothing else there. Any conversation before these "
+    "instructions is context only: answer for the action statement alone."
 )
 
 
@@ -159,7 +160,11 @@ def _service_lines(domains: set[str]) -> list[str]:
 def executor_messages(
     span: str, area: str | None, entities: Sequence[ExposedEntity]
 ) -> list[dict[str, str]]:
-    """The executor's whole context: its role, the candidate entities and the span; no history."""
+    """The executor's own messages: its role, the candidate entities, the span and the area.
+
+    Sent alone, or after the conversational call's messages (`executor.propose`); nothing the
+    conversational model answered is ever among them.
+    """
     system = "\n".join(
         [
             _ROLE,

@@ -2,13 +2,15 @@
 
 Every captured span ends in exactly one verdict, fired on the bus (`alto_intent_captured`) and
 on `event.alto_intents`. Only effector success yields a breadcrumb; a span that did not execute
-is never recorded as done.
+is never recorded as done. A span that names no action (`_names_an_action`) is refused
+(`names_no_action`) before the executor is asked: no model call for small talk written as an
+action.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -20,14 +22,16 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_call_later
 
 from ..act.confirm import parse_confirmation
-from ..act.executor import propose
+from ..act.executor import Message, propose
 from ..act.guard import validate_state_query, validate_tool_call
+from ..act.mentions import Mentions, opens_with_a_command
 from ..act.model import (
     CALL_SERVICE_TOOL,
     ExposedEntity,
     GuardReason,
     GuardRefusal,
     Proposal,
+    Registry,
     StateQuery,
     ValidatedCall,
 )
@@ -38,6 +42,7 @@ from ..errors import async_phrase
 from ..model_client import described
 from ..prompt import breadcrumb
 from ..settings import AltoSettings
+from .commands import async_reads_as_command
 from .effector import async_execute
 from .exposure import ExposureIndex
 
@@ -122,22 +127,27 @@ class ActOrgan:
         timeout: float,
         tiers: Mapping[str, str],
         overrides: Mapping[str, Tier] | None = None,
+        conversation_model: str | None = None,
     ) -> None:
         """Use `build`; bind to one entry's client, model, model timeout and consent tiers.
 
         ``tiers`` are the options' tiers by domain, ``overrides`` the user's by entity id.
+        ``conversation_model`` is the conversational call's model: when it is the executor's, the
+        executor's prompt begins with the conversation's (`act.executor.propose`).
         """
         self._hass = hass
         self._entry_id = entry_id
         self.index = index
         self._client = client
         self._model = model
+        self._conversation_model = conversation_model
         self._keep_alive = keep_alive
         self._num_ctx = num_ctx
         self._timeout = timeout
         self._tiers = dict(tiers)
         self._overrides = dict(overrides or {})
         self._pending: dict[_HeldKey, _Pending] = {}
+        self._mentions: tuple[Registry, Mentions] | None = None
 
     @classmethod
     def build(
@@ -158,6 +168,7 @@ class ActOrgan:
             index=index,
             client=client,
             model=settings.action_model,
+            conversation_model=settings.model,
             keep_alive=settings.keep_alive,
             num_ctx=settings.num_ctx,
             timeout=settings.request_timeout,
@@ -191,8 +202,14 @@ class ActOrgan:
             return validate_tool_call(registry, proposal)
         return validate_state_query(registry, proposal)
 
-    async def async_handle_spans(self, spans: list[str], turn: TurnContext) -> list[SpanOutcome]:
+    async def async_handle_spans(
+        self, spans: list[str], turn: TurnContext, *, prompt: Sequence[Message] = ()
+    ) -> list[SpanOutcome]:
         """Dispatch every span of one reply; never raises.
+
+        `prompt` is the conversational call's messages, exactly as sent: the executor's prompt
+        begins with them when it runs on the same model, so the server's prompt cache still
+        holds the conversation afterwards.
 
         At most one confirm-first call is held per reply: one question, one answer. A later
         confirm-first span of the same reply is declined (`one_confirmation_at_a_time`). A held
@@ -203,7 +220,7 @@ class ActOrgan:
         for span in spans:
             may_hold = not any(o.verdict is IntentVerdict.AWAITING_CONFIRMATION for o in outcomes)
             try:
-                outcome = await self._handle(span, turn, may_hold=may_hold)
+                outcome = await self._handle(span, turn, may_hold=may_hold, prompt=prompt)
             except Exception as err:  # noqa: BLE001 - an organ never raises into the turn
                 LOGGER.exception("Action organ failed on a span")
                 outcome = SpanOutcome(
@@ -253,7 +270,43 @@ class ActOrgan:
             return GuardRefusal(GuardReason.UNKNOWN_TOOL, "not a service call")
         return checked
 
-    async def _handle(self, span: str, turn: TurnContext, *, may_hold: bool) -> SpanOutcome:
+    def _mentions_now(self) -> Mentions:
+        """The names of the exposed entities, indexed once per registry."""
+        registry = self.index.registry
+        if self._mentions is None or self._mentions[0] is not registry:
+            self._mentions = (registry, Mentions(registry.entities()))
+        return self._mentions[1]
+
+    async def _names_an_action(self, span: str, turn: TurnContext) -> bool:
+        """Whether `span` names an exposed entity, alias or area, or reads as a command.
+
+        A command: it opens with one (`act.mentions.opens_with_a_command`), or Home Assistant's
+        own sentences read it as one in the turn's language (`commands`), asked only for a span
+        that passed neither check; when they cannot tell (a language it has none for, an error)
+        the span goes on to the executor: a wasted model call is cheaper than a lost action.
+        """
+        mentions = self._mentions_now()
+        if mentions.names_something(span) or opens_with_a_command(span):
+            return True
+        try:
+            command = await async_reads_as_command(
+                self._hass,
+                span,
+                language=turn.language,
+                context=turn.context,
+                device_id=turn.device_id,
+                mentions=mentions,
+            )
+        except Exception:  # noqa: BLE001 - the check only saves a call; it never loses a span
+            LOGGER.exception("Recognizing an action span failed")
+            return True
+        return command is not False
+
+    async def _handle(
+        self, span: str, turn: TurnContext, *, may_hold: bool, prompt: Sequence[Message]
+    ) -> SpanOutcome:
+        if not await self._names_an_action(span, turn):
+            return SpanOutcome(span, IntentVerdict.REFUSED, reason="names_no_action")
         try:
             # The executor's model call has its own timeout; the device call below has none of
             # a model's: a slow lock is a slow lock, not a slow model.
@@ -266,6 +319,7 @@ class ActOrgan:
                     registry=self.index.registry,
                     keep_alive=self._keep_alive,
                     num_ctx=self._num_ctx,
+                    prefix=prompt if self._model == self._conversation_model else (),
                 )
         except Exception as err:  # noqa: BLE001 - any executor failure ends the span, logged
             LOGGER.warning("Action executor call failed: %s", described(err))

@@ -73,7 +73,7 @@ ENGLISH: Final = Language(
         "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
         "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
         "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
-        "whatever that that'll will do computer alto assistant afternoon lot"  # "Thanks, that'll do, computer!"
+        "whatever that that'll will do computer alto assistant afternoon lot"  # "that'll do"
     ),
     commands=_words(
         "turn switch set dim brighten open close lock unlock play pause stop start resume skip "
