@@ -125,9 +125,14 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def is_prefill(body: dict[str, Any]) -> bool:
+    """A one-token request that puts a conversation back in the prompt cache (`prompt_cache`)."""
+    return (body.get("options") or {}).get("num_predict") == 1
+
+
 def is_render(body: dict[str, Any]) -> bool:
-    """A Surfacer render: non-streamed, no `format` (see `surface.render.render_for`)."""
-    return body.get("stream") is False and "format" not in body
+    """A Surfacer render: non-streamed, no `format`, not a prefill (`surface.render.render_for`)."""
+    return body.get("stream") is False and "format" not in body and not is_prefill(body)
 
 
 def embed_text(text: str, dim: int) -> list[float]:
