@@ -33,6 +33,13 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   scalings of the lexical score, step 3 moving a correction that shares a word and a value
   without a word of change) were dropped there. A set's "language" (English when it has none)
   is its Home Assistant's, and the summary after the sets pools each language's questions.
+- `blind_en_1.json` (Leeds), `blind_de_2.json` (Leipzig) and `blind_nl_2.json` (Groningen):
+  written for the six-language recall work apart from the code and every other set, and measured
+  once blind on the rule as it stood (R@1 / R@3 0.67 / 0.83, 0.65 / 0.80, 0.48 / 0.69). Since then
+  tuned on, so no longer blind: their misses were classified and the rules after (the question
+  embedded with the names its aliases give, thanks said to someone as an acknowledgement) were
+  chosen on them with the sets above (docs/memory.md, "Households no rule was fitted to"). Their
+  grandparent's alias (ALIASES) was set after that first run.
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small
@@ -55,7 +62,8 @@ same embeddings:
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
 - with the grandparent's alias set: each person a Home Assistant person, the grandparent's entity
   carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
-  (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa).
+  (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa, in the words it is
+  searched with and in the text it is embedded as).
 
 Another embedding model: `--embedding-model NAME --embedding-url URL` (an Ollama server, or
 anything that speaks its `/api/tags`, `/api/show` and `/api/embed`; the default URL is Ollama's
@@ -153,6 +161,9 @@ ALIASES = {
     "blind18": {"eleni": ["Yiayia"]},
     "blind_de_1": {"gisela": ["Oma"]},
     "blind_nl_1": {"henk": ["Opa"]},
+    "blind_en_1": {"pat": ["Grandma"]},
+    "blind_de_2": {"helga": ["Oma"]},
+    "blind_nl_2": {"gerda": ["Oma"]},
 }
 NON_FACTS = {"question", "command", "ack"}
 GOALS = "goals: R@1 >= 0.80, R@3 >= 0.95, superseded first <= 1 in 10, non-fact in top 3 <= 10 %"
@@ -598,7 +609,8 @@ def _summary() -> Iterator[None]:
 # and blind_nl_1 (Utrecht), first run on the rule before per-language words (English only).
 BLIND_OTHER = ["blind_de_1", "blind_nl_1"]
 # Written for the six-language recall work, apart from the code and every other set, committed
-# before any rule was measured on them, first run on the rule as it stood then (see docs/memory.md).
+# before any rule was measured on them, first run on the rule as it stood then, tuned on since
+# (see docs/memory.md).
 BLIND_FRESH = ["blind_en_1", "blind_de_2", "blind_nl_2"]
 SETS = [
     "household",

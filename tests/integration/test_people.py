@@ -32,9 +32,12 @@ def entry_data(fake_ollama: FakeOllama) -> dict[str, Any]:
 
 
 async def test_a_voice_alias_of_a_person_reads_as_their_name(
-    hass: HomeAssistant, setup_alto: MockConfigEntry
+    hass: HomeAssistant, setup_alto: MockConfigEntry, fake_ollama: FakeOllama
 ) -> None:
-    """Rosa's memory ranks first for "Grandma" once her person carries that alias."""
+    """Rosa's memory ranks first for "Grandma" once her person carries that alias.
+
+    The question is embedded as it is read for words, with her name after it.
+    """
     rosa = await hass.auth.async_create_user("Rosa")
     alice = await hass.auth.async_create_user("Alice")
     person = {"id": "rosa", "name": "Rosa", "user_id": rosa.id}
@@ -48,8 +51,10 @@ async def test_a_voice_alias_of_a_person_reads_as_their_name(
 
     # No word of the question in either: the newer (Alice's) goes first.
     assert [line.split("] ")[1] for line in await block()] == [f"{ALICES}\n", f"{ROSAS}\n"]
+    assert fake_ollama.embedded_texts[-1].endswith(QUESTION)
 
     er.async_get(hass).async_update_entity("person.rosa", aliases=["Grandma", "Nana"])
     lines = await block()
+    assert fake_ollama.embedded_texts[-1].endswith(f"{QUESTION} Rosa")
     assert lines[0] == f"[asked to remember; Rosa, today] {ROSAS}\n"
     assert len(lines) == 2

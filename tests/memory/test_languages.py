@@ -400,6 +400,29 @@ def test_each_language_filters_its_own_non_facts(
         assert not is_informative(text), text
 
 
+# (language, thanks, whom thanks may be said to): "Ta, love." acknowledges as "Ta." does.
+ADDRESSED = [
+    ("en", ["Thanks", "Ta", "Cheers", "Thank you"], ["love", "dear", "mate", "darling", "pet"]),
+    ("de", ["Danke", "Vielen Dank"], ["Schatz", "Liebling"]),
+    ("fr", ["Merci", "Merci beaucoup"], ["mon chéri", "chérie"]),
+    ("es", ["Gracias", "Vale, gracias"], ["cariño", "mi amor", "cielo"]),
+    ("nl", ["Dank je", "Bedankt"], ["schat", "lieverd", "schatje"]),
+    ("it", ["Grazie", "Grazie mille"], ["tesoro", "amore"]),
+]
+
+
+@pytest.mark.parametrize(("code", "thanks", "addressed"), ADDRESSED)
+def test_thanks_to_someone_acknowledges(code: str, thanks: list[str], addressed: list[str]) -> None:
+    """Thanks said to someone do not compete; a statement said to them still does."""
+    [statements] = [told for language_code, told, _ in FILTER if language_code == code]
+    for word in addressed:
+        for said in thanks:
+            assert not is_informative(f"{said}, {word}."), (said, word)
+            assert not is_informative(f"{word.capitalize()}, {said.lower()}!"), (said, word)
+        for statement in statements:
+            assert is_informative(f"{word.capitalize()}, {statement}"), (word, statement)
+
+
 # The English sets the rules were checked on, named: a set written later stays unread by the
 # tests until it has been measured blind (`scripts/benches/bench_recall.py`).
 ENGLISH_SETS = ["household", "heldout", *(f"blind{n}" for n in ("", *range(2, 19)))]

@@ -12,7 +12,9 @@ of these:
   it), opens with an interrogative or an inverted auxiliary ("when", "is", "can", "wann",
   "hoe", ...): "Will is coming on Friday." is a statement;
 - an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night",
-  "danke", "dank je wel"), the assistant addressed included ("Thank you, computer!");
+  "danke", "dank je wel"), the assistant addressed included ("Thank you, computer!"), and whom
+  thanks are said to ("Ta, love.", "Danke, Schatz."), which would otherwise compete as a fact and
+  rise whenever a question names who said it;
 - a command: it opens (after "please", "hey", "bitte", ...) with one of COMMAND_VERBS ("turn",
   "set", "play", "mach", "zet"), verbs of device control and media, never of telling
   ("remember", "note", "remind" stay informative, and so do "erinnere", "herinner").

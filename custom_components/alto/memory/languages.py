@@ -19,7 +19,8 @@ another language: no command or question word that opens a statement elsewhere (
 subject, only imperatives a statement rarely opens with), no courtesy that is a name ("dan"), and
 no word of change or value whose stem is a common English word ("due", "plus", "midi", "alle").
 
-English's lists are those Alto had before the other languages came, unchanged.
+English's lists are those Alto had before the other languages came, and whom thanks are said
+to ("Ta, love."), which every language's acknowledgements now hold.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ ENGLISH: Final = Language(
         "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
         "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
         "whatever that that'll will do computer alto assistant afternoon lot"  # "that'll do"
+        # whom thanks may be said to ("Ta, love.", "Cheers, mate.", "Thank you, dear.")
+        " ta love dear darling sweetheart sweetie honey hun mate pet"
     ),
     commands=_words(
         "turn switch set dim brighten open close lock unlock play pause stop start resume skip "
@@ -121,6 +124,7 @@ GERMAN: Final = Language(
         "ja nein jo jep jawohl nö gute guten gut nacht morgen abend tag hallo hi hey tschüss "
         "tschüs ciao bis später dann bitte gern gerne geht verstanden genau stimmt cool top dir "
         "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent schlaf"
+        " schatz schatzi liebling"
     ),
     commands=_words(
         "mach mache schalte schalt stell stelle dimme dimm öffne öffne schließe schließ sperre "
@@ -167,6 +171,7 @@ FRENCH: Final = Language(
         "ok okay d'accord d'acc merci beaucoup bien très super parfait génial oui non ouais bonne "
         "bon nuit journée soirée bonjour bonsoir salut coucou au revoir à plus tard entendu "
         "compris c'est noté top cool nickel impeccable mille fois ah oh alto"
+        " mon chéri chérie chou"
     ),
     commands=_words(
         "allume éteins mets règle baisse monte augmente diminue ouvre ferme verrouille "
@@ -206,6 +211,7 @@ SPANISH: Final = Language(
         "vale ok okay gracias muchas muchísimas perfecto genial estupendo bien muy sí si no claro "
         "de acuerdo buenas buenos noches días tardes hola adiós chao hasta luego mañana entendido "
         "listo guay súper super ah oh alto"
+        " mi cariño amor cielo"
     ),
     # Only imperatives a statement rarely opens with: Spanish drops the subject, and "abre",
     # "cierra" or "llama" also say what someone or something does ("Abre a las nueve").
@@ -247,6 +253,7 @@ DUTCH: Final = Language(
         "helemaal super leuk geweldig perfect ja nee nou hoor hallo hoi hey doei dag tot straks "
         "morgen welterusten goedemorgen goedenavond goedenacht slaap lekker heel erg hartelijk "
         "klopt precies begrepen duidelijk oh ah hm alto"
+        " schat schatje lieverd liefje"
     ),
     commands=_words(
         "zet doe schakel dim open sluit vergrendel ontgrendel speel pauzeer stop start hervat "
@@ -292,6 +299,7 @@ ITALIAN: Final = Language(
         "ok okay va bene grazie mille perfetto ottimo benissimo sì si no certo d'accordo buona "
         "buonanotte notte giornata serata ciao salve arrivederci a dopo domani capito fatto super "
         "grande fantastico top ah oh alto buongiorno buonasera"
+        " tesoro amore"
     ),
     # Only imperatives unlike the indicative ("accendi", not "accende"), or a statement rarely
     # opens with; never "chiama" or "manda" (Italian drops the subject: "Chiama ogni sera").

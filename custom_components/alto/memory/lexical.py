@@ -19,7 +19,8 @@ anything but a particle ("opgehaald" is "ophaal", as "ophalen" is) is put back (
 
 A household calls some of its people by another word ("Grandma", "Nana"): `with_names` adds
 the name of each person a query calls so, and the lexical score then reads the question as about
-them, both what they said (a memory is read with its speaker's name) and what names them. A
+them, both what they said (a memory is read with its speaker's name) and what names them (the
+memory organ's reader embeds the same text, so the cosine score reads it so too). A
 name is read in the question's language, as the question's own words are ("Sanne" is "sann" to
 the English stemmer, "sanne" to the Dutch), and in German and Dutch with its genitive's bare "s"
 ("Leas Lehrerin": `name_count`).

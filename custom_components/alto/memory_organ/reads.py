@@ -6,7 +6,7 @@ their own limit and fields, so what they return is what a turn with room for as 
 would read, in the same order. Reads take no writer lock: the store's locked methods read its
 resident state while a write goes on. People are named in the turn's block by their Home
 Assistant user names; a question that calls someone by an alias of their person ("Grandma") is
-read as naming them.
+read as naming them, by both scores: the words it is searched with and the text it is embedded as.
 """
 
 from __future__ import annotations
@@ -86,23 +86,26 @@ class MemoryReader:
 
         The one ranking every reader shares: `memory.recall.turn_block` (informative rows only,
         cosine fused with BM25, newer first, a text said again once) over the store as
-        `MemoryStore.turn_block` offers it, with the query read as naming the people it calls
-        by an alias. The first `limit` of them (at most `recall.CONSIDERED`) whose lines
-        (`recall.memory_line`) fit `max_bytes` together. A model whose vectors are of another
-        size than the stored memories' finds none of them: a translated error says so.
+        `MemoryStore.turn_block` offers it, with the query read, and embedded, as naming the
+        people it calls by an alias (`lexical.with_names`). The first `limit` of them (at most
+        `recall.CONSIDERED`) whose lines (`recall.memory_line`) fit `max_bytes` together. A
+        model whose vectors are of another size than the stored memories' finds none of them: a
+        translated error says so.
         """
         names = await async_user_names(self._hass)
         line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
         if not self._store.has_rows():
             return [], line
-        codes = embedding_codes((await self._embedder.queries([text]))[0])
+        # Both scores read the query with the names of those it calls by an alias: "When is
+        # Grandma's birthday?" is embedded, as it is read for words, with "Rosa" after it.
+        words = with_names(text, _async_aliases(self._hass, names))
+        codes = embedding_codes((await self._embedder.queries([words]))[0])
         if (size := self._store.dim) is not None and codes.size != size:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key="recall_size_differs",
                 translation_placeholders={"model_size": str(codes.size), "store_size": str(size)},
             )
-        words = with_names(text, _async_aliases(self._hass, names))
         rows: list[Row] = await self._hass.async_add_executor_job(
             partial(
                 self._store.turn_block,
