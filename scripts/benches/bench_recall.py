@@ -612,12 +612,15 @@ BLIND_OTHER = ["blind_de_1", "blind_nl_1"]
 # before any rule was measured on them, first run on the rule as it stood then, tuned on since
 # (see docs/memory.md).
 BLIND_FRESH = ["blind_en_1", "blind_de_2", "blind_nl_2"]
+# Written the same way while those were tuned on, first run on the rule that tuning left.
+BLIND_FINAL = ["blind_en_2", "blind_de_3", "blind_nl_3"]
 SETS = [
     "household",
     "heldout",
     *(f"blind{n}" for n in ("", *range(2, 19))),
     *BLIND_OTHER,
     *BLIND_FRESH,
+    *BLIND_FINAL,
 ]
 
 
