@@ -120,12 +120,15 @@ class Turn:
 def _kind(body: dict[str, Any]) -> str:
     """Which of an agent's calls a chat request is, from its shape.
 
-    speak: the streamed reply; act: Alto's executor (a schema, greedy, no seed); render: the
-    Surfacer's thought (not streamed, no schema); pass: a schema with a fixed seed (memory intake
-    and the background passes).
+    speak: the streamed reply; act: Alto's executor (a schema, greedy, no seed); prefill: one
+    token that puts the conversation back in the prompt cache; render: the Surfacer's thought
+    (not streamed, no schema); pass: a schema with a fixed seed (memory intake and the
+    background passes).
     """
     if body.get("stream") is not False:
         return "speak"
+    if (body.get("options") or {}).get("num_predict") == 1:
+        return "prefill"
     if not body.get("format"):
         return "render"
     return "pass" if "seed" in (body.get("options") or {}) else "act"
