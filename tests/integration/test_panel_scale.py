@@ -462,6 +462,11 @@ def test_a_panel_behind_by_any_number_of_changes_catches_up_exactly() -> None:
             if rng.random() < 0.05:
                 names = {**names, "u1": names["u1"] + "+"}
             snapshot = memories.build_snapshot(store, snapshot, names)  # type: ignore[arg-type]
+            fresh = memories.build_snapshot(store, None, names)  # type: ignore[arg-type]
+            # Entries rebuilt only where rows changed are the entries built from nothing.
+            assert (snapshot.entries, snapshot.entry_of) == (fresh.entries, fresh.entry_of)
+            assert snapshot.lists == fresh.lists
+            assert snapshot.private_counts == fresh.private_counts
             for viewer, (model, held) in list(panels.items()):
                 if rng.random() < 0.6:  # a panel that does not catch up now falls behind
                     continue
