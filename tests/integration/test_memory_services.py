@@ -33,7 +33,11 @@ KEY = "The spare key is under the blue pot."
 
 
 async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
-    """`todo.get_items` of the memories list, as (summary, uid, status) dicts."""
+    """`todo.get_items` of the memories list, as (summary, uid, status) dicts.
+
+    After the change before it: the list is built again in an executor job after each change.
+    """
+    await hass.async_block_till_done()
     response = await hass.services.async_call(
         "todo",
         "get_items",
