@@ -51,10 +51,10 @@ def thinking_reply() -> ChatReply:
     )
 
 
-async def first_words_after(
-    hass: HomeAssistant, fake: FakeOllama, text: str
-) -> tuple[conversation.ConversationResult, float]:
-    """One turn; how long after the chat request reached Ollama its first spoken delta came."""
+async def timed_turn(
+    hass: HomeAssistant, text: str, agent_id: str = AGENT
+) -> tuple[conversation.ConversationResult, float, float]:
+    """One turn to `agent_id`: its result, when it began, when its first delta came."""
     spoken_at: list[float] = []
 
     def listener(_chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
@@ -65,11 +65,20 @@ async def first_words_after(
         async_get_chat_session(hass) as session,
         conversation.async_get_chat_log(hass, session, chat_log_delta_listener=listener),
     ):
+        started = time.monotonic()
         result = await conversation.async_converse(
-            hass, text, session.conversation_id, Context(), language="en", agent_id=AGENT
+            hass, text, session.conversation_id, Context(), language="en", agent_id=agent_id
         )
-    assert spoken_at, "nothing was spoken"
-    return result, spoken_at[0] - fake.chat_times[0]
+    assert spoken_at, f"{agent_id} streamed nothing"
+    return result, started, spoken_at[0]
+
+
+async def first_words_after(
+    hass: HomeAssistant, fake: FakeOllama, text: str
+) -> tuple[conversation.ConversationResult, float]:
+    """One turn; how long after the chat request reached Ollama its first spoken delta came."""
+    result, _started, first = await timed_turn(hass, text)
+    return result, first - fake.chat_times[0]
 
 
 def assert_never_heard(result: conversation.ConversationResult) -> None:

@@ -11,22 +11,20 @@ agent's, short of the chunks its JSON syntax takes, and nothing of the thinking 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 from homeassistant.components import conversation
 from homeassistant.components.ollama.const import CONF_THINK
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
-from homeassistant.helpers.chat_session import async_get_chat_session
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import CONF_MODEL, CONF_URL
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama, last_user_text, wants_reply_object
 from .helpers import AGENT, speech
-from .test_thinking import ANSWER, THINK_STEP_S, THINKING, assert_never_heard
+from .test_thinking import ANSWER, THINK_STEP_S, THINKING, assert_never_heard, timed_turn
 
 ASKED = "How warm is the living room?"
 CHUNK = 8  # characters per streamed chunk: small, so a chunk step is a measure of text
@@ -93,22 +91,8 @@ async def first_words(
     hass: HomeAssistant, agent_id: str
 ) -> tuple[conversation.ConversationResult, float]:
     """One turn to `agent_id`: how long after `async_converse` began its first content delta."""
-    spoken_at: list[float] = []
-
-    def listener(_chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
-        if delta.get("content"):
-            spoken_at.append(time.monotonic())
-
-    with (
-        async_get_chat_session(hass) as session,
-        conversation.async_get_chat_log(hass, session, chat_log_delta_listener=listener),
-    ):
-        started = time.monotonic()
-        result = await conversation.async_converse(
-            hass, ASKED, session.conversation_id, Context(), language="en", agent_id=agent_id
-        )
-    assert spoken_at, f"{agent_id} streamed nothing"
-    return result, spoken_at[0] - started
+    result, started, first = await timed_turn(hass, ASKED, agent_id)
+    return result, first - started
 
 
 @pytest.mark.usefixtures("setup_alto")
