@@ -614,6 +614,8 @@ BLIND_OTHER = ["blind_de_1", "blind_nl_1"]
 BLIND_FRESH = ["blind_en_1", "blind_de_2", "blind_nl_2"]
 # Written the same way while those were tuned on, first run on the rule that tuning left.
 BLIND_FINAL = ["blind_en_2", "blind_de_3", "blind_nl_3"]
+# Written the same way after those were measured, first run on the rule that stood then.
+BLIND_NEWEST = ["blind_en_3", "blind_de_4", "blind_nl_4"]
 SETS = [
     "household",
     "heldout",
@@ -621,6 +623,7 @@ SETS = [
     *BLIND_OTHER,
     *BLIND_FRESH,
     *BLIND_FINAL,
+    *BLIND_NEWEST,
 ]
 
 
