@@ -40,6 +40,14 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   embedded with the names its aliases give, thanks said to someone as an acknowledgement) were
   chosen on them with the sets above (docs/memory.md, "Households no rule was fitted to"). Their
   grandparent's alias (ALIASES) was set after that first run.
+- `blind_en_2.json` (Bristol), `blind_de_3.json` (Stuttgart), `blind_nl_3.json` (Eindhoven), then
+  `blind_en_3.json` (Leeds), `blind_de_4.json` (Bremen), `blind_nl_4.json` (Utrecht): written the
+  same way, each trio after the one before it was measured, and first run on the rule as it
+  stood (docs/memory.md).
+
+`ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
+put first to `DIR/<set>.txt`, each with the answer, the memory it replaced, and the memory first
+instead: what a rule is chosen on (never a set it is then measured on).
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small
@@ -94,6 +102,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -576,6 +585,24 @@ def _counts(data: dict[str, Any], ranked: list[list[str]]) -> Counts:
     )
 
 
+def _write_misses(path: Path, data: dict[str, Any], ranked: list[list[str]]) -> None:
+    """Each question whose answer is not first in `ranked`, with what was first instead."""
+    said = {u["id"]: f"[{u['speaker']}, {u['kind']}] {u['text']}" for u in data["utterances"]}
+    lines = []
+    for question, ids in zip(data["questions"], ranked, strict=True):
+        if ids[:1] == [question["answer"]]:
+            continue
+        place = ids.index(question["answer"]) + 1 if question["answer"] in ids else None
+        lines.append(f"{question['id']} [{question['asked_by']}] {question['text']} ({place})")
+        lines.append(f"  answer    {said[question['answer']]}")
+        if replaced := question.get("superseded"):
+            lines.append(f"  replaced  {said[replaced]}")
+        if ids:
+            lines.append(f"  first     {said[ids[0]]}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[str, list[str]]:
     return {method: _counts(data, ranked).cells() for method, ranked in rankings.items()}
 
@@ -666,6 +693,8 @@ async def test_recall(
         f" embedding model {embedding.model}"
     )
     _print(heading, data, rankings)
+    if folder := os.environ.get("ALTO_RECALL_MISSES"):
+        _write_misses(Path(folder) / f"{name}.txt", data, rankings["Alto now (+ newer first)"])
     found = _counts(data, rankings["Alto now (+ newer first)"])
     _BY_LANGUAGE.setdefault(data.get("language", "en"), []).append((name, found))
 
