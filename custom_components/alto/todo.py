@@ -1,9 +1,12 @@
 """`todo.alto_memories` and `todo.alto_inbox`: the household's memories and open observations.
 
-Memories: adding an item is an explicit remember (owned by the household); deleting one forgets
-it. Inbox: the reflect organ's intrusive and pending items, most urgent first; checking one off
-completes it and deleting one dismisses it, and either way it leaves the list. Entity states are
-readable by every user, so neither list shows anything of one user's private scope.
+Memories: one item per thing said that the household's memory keeps, as the panel groups the store
+(`panel.memories.Entry`): the words said, and as its description what Alto understood from them.
+Adding an item is an explicit remember (owned by the household); deleting one forgets the whole
+entry, as the panel does. Inbox: the reflect organ's intrusive and pending items, most urgent
+first; checking one off completes it and deleting one dismisses it, and either way it leaves the
+list. Entity states are readable by every user, so neither list shows anything of one user's
+private scope.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from .act_organ.exposure import ASSISTANT
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry, MemoryCoordinator, ReflectionCoordinator
 from .entity import AltoCoordinatorEntity
-from .memory.records import HOUSEHOLD
+from .memory.records import CURRENT, HOUSEHOLD
 from .memory_organ.organ import MemoryOrgan
+from .panel.memories import Entry, Snapshot, build_snapshot
 from .reflect_organ.organ import ReflectOrgan
 
 PARALLEL_UPDATES = 0
@@ -43,6 +47,8 @@ INBOX = EntityDescription(key="inbox")
 EXPOSURE_DEFAULT_SET = "exposure_default_set"
 # The household memories the to-do list shows at most, the latest (see `_household_items`).
 MAX_TODO_ITEMS = 1000
+# Between the quotes of what Alto understood from a thing said (an item's description).
+UNDERSTOOD_SEPARATOR = " · "
 
 
 async def async_setup_entry(
@@ -133,14 +139,21 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
         self._organ = memory
         # Built off the event loop once per change: a large store's list would stall the loop.
         self._items: list[TodoItem] = []
+        # The store as the list was last built from, each build starting from the one before.
+        self._snapshot: Snapshot | None = None
         self._building: asyncio.Task[None] | None = None
         self._stale = False
 
     async def async_added_to_hass(self) -> None:
         """Read the list once before the first state is written."""
-        self._items = await self.hass.async_add_executor_job(_household_items, self._organ)
+        await self._async_read()
         await super().async_added_to_hass()
         self.async_on_remove(self._cancel_build)
+
+    async def _async_read(self) -> None:
+        self._items, self._snapshot = await self.hass.async_add_executor_job(
+            _household_items, self._organ, self._snapshot
+        )
 
     @callback
     def _cancel_build(self) -> None:
@@ -161,7 +174,7 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
         self._stale = True
         while self._stale:
             self._stale = False
-            self._items = await self.hass.async_add_executor_job(_household_items, self._organ)
+            await self._async_read()
         self.async_write_ha_state()
 
     @property
@@ -178,21 +191,63 @@ class MemoriesTodo(AltoCoordinatorEntity[MemoryCoordinator], _UnexposedList):
         report.raise_if_refused()
 
     async def async_delete_todo_items(self, uids: list[str]) -> None:
-        """Forget the items."""
-        ids = [int(uid) for uid in uids if uid.isdigit()]
+        """Forget each item's whole entry: what was said and everything understood from it.
+
+        By the ids the panel forgets an entry by. An item gone since the list was built (or a uid
+        that never was one) is its row id, which the store refuses as not found: nothing is
+        forgotten, and the caller gets the translated `not_found` error.
+        """
+        snapshot = self._snapshot
+        ids: list[int] = []
+        for uid in uids:
+            if not uid.isdigit():
+                continue
+            entry_id = int(uid)
+            if snapshot is not None and entry_id in snapshot.entries:
+                ids += snapshot.render(entry_id, keep=False)["forget"]
+            else:
+                ids.append(entry_id)
         report = await self._organ.async_forget(ids, viewer=None)
         report.raise_if_refused()
 
 
-def _household_items(memory: MemoryOrgan) -> list[TodoItem]:
-    """The household's latest current memories as to-do items (blocking: a whole store's rows).
+def _household_items(
+    memory: MemoryOrgan, previous: Snapshot | None
+) -> tuple[list[TodoItem], Snapshot]:
+    """The household's latest current memories as to-do items, and the snapshot they come from.
 
-    At most `MAX_TODO_ITEMS`, the latest: Home Assistant compares and copies a list's every item
-    on the event loop at each change, so a list of a large store's memories would stall it (the
-    panel pages through all of them).
+    Blocking: a whole store's rows (`build_snapshot`, which reuses `previous`'s entries for every
+    source none of whose rows changed). One item per listed household entry, its id as the uid,
+    oldest first. An entry any of whose rows is no longer current (a correction replaced it, or
+    one of its statements) is left out: its correction is an entry of its own, and recall leaves
+    the replaced turn out too. At most `MAX_TODO_ITEMS`, the latest: Home Assistant compares and
+    copies a list's every item on the event loop at each change, so a list of a large store's
+    memories would stall it (the panel pages through all of them).
     """
-    household = [row for row in memory.rows(None) if row.scope == HOUSEHOLD]
-    return [
-        TodoItem(summary=row.document, uid=str(row.id), status=TodoItemStatus.NEEDS_ACTION)
-        for row in household[-MAX_TODO_ITEMS:]
-    ]
+    snapshot = build_snapshot(memory.store, previous, {})
+    rows = snapshot.rows
+    items: list[TodoItem] = []
+    for entry_id in reversed(snapshot.lists.get((HOUSEHOLD, False), ())):
+        if len(items) >= MAX_TODO_ITEMS:
+            break
+        entry = snapshot.entries[entry_id]
+        if all(rows[i].status == CURRENT for i in entry.rows):
+            items.append(_item(entry, snapshot))
+    items.reverse()
+    return items, snapshot
+
+
+def _item(entry: Entry, snapshot: Snapshot) -> TodoItem:
+    """The entry as an item: what was said, and the quotes of what Alto understood from it.
+
+    A quote is left out of the description when it is what was said, or repeats another one.
+    """
+    said = snapshot.rows[entry.head].document
+    understood = dict.fromkeys(snapshot.rows[i].document for i in entry.rows if i != entry.head)
+    understood.pop(said, None)
+    return TodoItem(
+        summary=said,
+        uid=str(entry.id),
+        status=TodoItemStatus.NEEDS_ACTION,
+        description=UNDERSTOOD_SEPARATOR.join(understood) or None,
+    )

@@ -6,9 +6,11 @@ config dir (the integration conftest gives every test one).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from homeassistant.components.todo.const import DATA_COMPONENT
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
@@ -16,12 +18,17 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.alto import todo as todo_platform
 from custom_components.alto.memory_organ.organ import EVENT_ADMITTED, EVENT_REFUSED
 
-from ..fake_ollama import FakeOllama
+from ..fake_ollama import ChatReply, FakeOllama
 from .helpers import (
     COUNT,
     TODO,
     alto_service,
+    converse,
+    converse_and_wait_for_background,
+    is_call_1,
+    is_call_2,
     journal_bytes,
+    memory,
     quotes,
     recall,
     remember,
@@ -32,8 +39,8 @@ from .helpers import (
 KEY = "The spare key is under the blue pot."
 
 
-async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
-    """`todo.get_items` of the memories list, as (summary, uid, status) dicts.
+async def listed(hass: HomeAssistant) -> list[dict[str, Any]]:
+    """`todo.get_items` of the memories list, every field.
 
     After the change before it: the list is built again in an executor job after each change.
     """
@@ -46,9 +53,15 @@ async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
         blocking=True,
         return_response=True,
     )
+    items: list[dict[str, Any]] = response[TODO]["items"]
+    return items
+
+
+async def todo_items(hass: HomeAssistant) -> list[dict[str, Any]]:
+    """`todo.get_items` of the memories list, as (summary, uid, status) dicts."""
     return [
         {"summary": i["summary"], "uid": i["uid"], "status": i["status"]}
-        for i in response[TODO]["items"]
+        for i in await listed(hass)
     ]
 
 
@@ -146,6 +159,148 @@ async def test_todo_lists_the_latest_household_memories_built_off_the_loop(
     await alto_service(hass, "forget", {"id": ids[-1]})
     await hass.async_block_till_done()
     assert [item["uid"] for item in await todo_items(hass)] == [str(i) for i in ids[-4:-1]]
+
+
+# -- the list: one item per thing said that is kept as a memory --------------------------------
+TOLD = "My sister Carla visits every Sunday."
+CORRECTED = "No, Carla visits every Saturday."
+# What the household says in mode 1, each kept as said, and whether it is listed as a memory:
+# questions, commands and acknowledgements are kept but are not memories, in any language.
+SAID_AT_HOME = [
+    ("en", "Is Carla coming round this weekend?", False),
+    ("en", "Please turn on the kitchen light.", False),
+    ("en", "Okay, thanks!", False),
+    ("en", "The bins go out on Thursday.", True),
+    ("de", "Kommt Carla am Wochenende vorbei?", False),
+    ("de", "Mach bitte das Licht in der Küche an.", False),
+    ("de", "Okay, danke!", False),
+    ("de", "Meine Schwester Carla kommt jeden Sonntag.", True),
+]
+
+
+def _statements(body: dict[str, Any]) -> str:
+    """Call 2's new statements (not its corrections table)."""
+    content: str = body["messages"][1]["content"]
+    return content.split("<statements>", 1)[1]
+
+
+def _interpret(fake: FakeOllama, sentence: str, understood: Any) -> None:
+    """Call 1 labels `sentence` a statement; call 2 answers `understood` (or its responder)."""
+    fake.when(
+        lambda body: is_call_1(body) and json.dumps(sentence) in body["messages"][1]["content"],
+        json.dumps([[sentence, "statement"]]),
+    )
+    fake.when(
+        lambda body: is_call_2(body) and json.dumps(sentence) in _statements(body),
+        understood if callable(understood) else json.dumps(understood),
+    )
+
+
+def _correcting(earlier: str, sentence: str) -> Any:
+    """Call 2's answer: `sentence` corrects the assertion `earlier` of the corrections table."""
+
+    def answer(body: dict[str, Any]) -> ChatReply:
+        table = body["messages"][1]["content"].split("</corrections>", 1)[0]
+        (n,) = [
+            int(line.split(".")[0]) for line in table.splitlines() if json.dumps(earlier) in line
+        ]
+        return ChatReply.text(json.dumps([[4, sentence, n], [1, "Carla"]]))
+
+    return answer
+
+
+async def test_todo_lists_each_memory_once_and_nothing_else(
+    hass: HomeAssistant,
+    fake_ollama: FakeOllama,
+    setup_alto: MockConfigEntry,
+    hass_admin_user: Any,
+) -> None:
+    """Every household turn is kept; the list shows the informative ones and explicit memories.
+
+    Questions, commands and acknowledgements (English and German) stay out, and so does what a
+    signed-in user said or remembered for themselves.
+    """
+    alice = Context(user_id=hass_admin_user.id)
+    for language, text, _ in SAID_AT_HOME:
+        await converse(hass, text, language=language)
+        await hass.async_block_till_done(wait_background_tasks=True)
+    await converse_and_wait_for_background(hass, "My bank PIN is 4821.", context=alice)
+    await remember(hass, "The safe code is 9917.", alice)
+    shared = await remember(hass, KEY)
+
+    kept = {row.document: row.id for row in memory(hass).rows(None)}
+    assert [text for _, text, _ in SAID_AT_HOME if text not in kept] == []  # all kept as said
+    items = await listed(hass)
+    expected = [text for _, text, shown in SAID_AT_HOME if shown]
+    assert [(i["summary"], i["uid"]) for i in items] == [
+        *((text, str(kept[text])) for text in expected),
+        (KEY, str(shared)),
+    ]
+    assert [i.get("description") for i in items] == [None] * len(items)  # nothing understood
+    private = {row.document for row in memory(hass).rows(hass_admin_user.id)} - set(kept)
+    assert private == {"My bank PIN is 4821.", "The safe code is 9917."}
+    assert state(hass, TODO) == str(len(items))
+
+
+@pytest.mark.usefixtures("qualified")
+async def test_todo_shows_a_statement_once_and_removing_it_forgets_all_of_it(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """A turn, its assertion and its mentions are one item; removing it forgets every row."""
+    _interpret(fake_ollama, TOLD, [[3, TOLD], [1, "Carla"], [2, "visits every Sunday"]])
+    await converse_and_wait_for_background(hass, TOLD)
+    rows = memory(hass).rows(None)
+    assert [row.document for row in rows] == [TOLD, TOLD, "Carla", "visits every Sunday"]
+
+    items = await listed(hass)
+    assert [(i["summary"], i.get("description"), i["uid"]) for i in items] == [
+        (TOLD, "Carla · visits every Sunday", str(rows[0].id))
+    ]
+    await hass.services.async_call(
+        "todo", "remove_item", {"item": [TOLD]}, target={"entity_id": TODO}, blocking=True
+    )
+    assert await hass.async_add_executor_job(memory(hass).store.ids) == []
+    assert await recall(hass, "Carla visits every Sunday") == []
+    assert await listed(hass) == []
+
+    # An item gone since the list was built: refused as not found, nothing else changes.
+    await remember(hass, KEY)
+    journal_before = journal_bytes(hass, setup_alto)
+    todo = hass.data[DATA_COMPONENT].get_entity(TODO)
+    assert todo is not None
+    with pytest.raises(ServiceValidationError) as raised:
+        await todo.async_delete_todo_items([items[0]["uid"]])
+    assert raised.value.translation_key == "not_found"
+    assert journal_bytes(hass, setup_alto) == journal_before
+    assert [i["summary"] for i in await listed(hass)] == [KEY]
+
+
+@pytest.mark.usefixtures("qualified")
+async def test_todo_shows_a_corrected_memory_as_its_correction(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """Once a later turn corrects what a turn said, the list shows the correction instead."""
+    _interpret(fake_ollama, TOLD, [[3, TOLD], [1, "Carla"]])
+    await converse_and_wait_for_background(hass, TOLD)
+    told = (await listed(hass))[0]["uid"]
+    _interpret(fake_ollama, CORRECTED, _correcting(TOLD, CORRECTED))
+    await converse_and_wait_for_background(hass, CORRECTED)
+
+    rows = memory(hass).store.rows(None, current_only=False)
+    assert [(row.document, row.status) for row in rows] == [
+        (TOLD, "current"),
+        (TOLD, "superseded"),
+        ("Carla", "current"),
+        (CORRECTED, "current"),
+        (CORRECTED, "current"),
+        ("Carla", "current"),
+    ]
+    items = await listed(hass)
+    assert [(i["summary"], i.get("description"), i["uid"]) for i in items] == [
+        (CORRECTED, "Carla", str(rows[3].id))
+    ]
+    assert told != items[0]["uid"]
+    assert TOLD not in quotes(await recall(hass, "When does Carla visit?"))
 
 
 @pytest.mark.parametrize(
