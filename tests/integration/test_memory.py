@@ -482,15 +482,15 @@ async def test_memories_are_embedded_after_the_name_of_who_said_them(
     setup_alto: MockConfigEntry,
     hass_admin_user: Any,
 ) -> None:
-    """A named user's memory and turn are embedded after their name; what they ask is not."""
+    """A named user's memory and turn are embedded after their name, and in it; not their asking."""
     await hass.auth.async_update_user(hass_admin_user, name="Alice")
     alice = Context(user_id=hass_admin_user.id)
     await remember(hass, "I take my pill with breakfast", alice)
     await converse_and_wait_for_background(hass, "My dentist is on Friday.", context=alice)
     assert fake_ollama.embedded_texts == [
-        "search_document: Alice said: I take my pill with breakfast",
+        "search_document: Alice said: Alice take Alice's pill with breakfast",
         "search_query: My dentist is on Friday.",
-        "search_document: Alice said: My dentist is on Friday.",
+        "search_document: Alice said: Alice's dentist is on Friday.",
     ]
     documents = sorted(row.document for row in memory(hass).rows(hass_admin_user.id))
     assert documents == ["I take my pill with breakfast", "My dentist is on Friday."]

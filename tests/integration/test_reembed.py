@@ -23,6 +23,7 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.alto.const import DOMAIN
+from custom_components.alto.memory.pipeline import in_their_name
 from custom_components.alto.memory.store import COLLECTION
 from custom_components.alto.memory_organ.freshness import alike, spread
 
@@ -44,6 +45,11 @@ PILL = "I take my pill with breakfast"
 DENTIST = "My dentist is on Friday."
 BIKE = "My bike is the green one."
 KEY = "The spare key is under the blue pot."
+
+
+def _said(name: str, text: str) -> str:
+    """What nomic-embed-text is sent for `text` said by `name` (`pipeline.said_by`)."""
+    return f"search_document: {name} said: {in_their_name(text, name)}"
 
 
 async def _stored_vectors(hass: HomeAssistant) -> dict[str, bytes]:
@@ -74,13 +80,13 @@ async def test_reembed_embeds_every_memory_again_after_its_speakers_name_now(
     alice: Context,
 ) -> None:
     """A renamed speaker's memories are embedded after her new name; the journal replays."""
-    assert fake_ollama.embedded_texts[-1] == f"search_document: Alice said: {DENTIST}"
+    assert fake_ollama.embedded_texts[-1] == _said("Alice", DENTIST)
     await hass.auth.async_update_user(hass_admin_user, name="Alicia")
     sent = len(fake_ollama.embedded_texts)
 
     assert await alto_service(hass, "reembed", {}, alice) == {"reembedded": 2}
 
-    again = [f"search_document: Alicia said: {PILL}", f"search_document: Alicia said: {DENTIST}"]
+    again = [_said("Alicia", PILL), _said("Alicia", DENTIST)]
     assert sorted(fake_ollama.embedded_texts[sent:]) == sorted(again)
     dim = fake_ollama.embed_dim
     assert await _stored_vectors(hass) == {
@@ -193,7 +199,7 @@ async def test_reembed_moves_every_memory_to_a_model_of_another_size(
     fake_ollama.embed_dim = 96
     assert await alto_service(hass, "reembed", {}, alice) == {"reembedded": 2}
     assert memory(hass).store.dim == 96
-    said = [f"search_document: Alice said: {text}" for text in (PILL, DENTIST)]
+    said = [_said("Alice", text) for text in (PILL, DENTIST)]
     assert await _stored_vectors(hass) == {
         PILL: _as_stored(said[0], 96),
         DENTIST: _as_stored(said[1], 96),

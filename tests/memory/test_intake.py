@@ -347,7 +347,7 @@ async def test_batch_of_sixty_five_refuses(
 async def test_texts_are_embedded_after_their_speakers_name(
     store: MemoryStore, journal: Journal, model: FakeModel
 ) -> None:
-    """Sources, quotes and authored memories are embedded after who said them, when named."""
+    """Sources, quotes and authored memories are embedded after and in the name of their speaker."""
     asked: list[str] = []
 
     async def recording(texts: list[str]) -> list[list[float]]:
@@ -362,9 +362,9 @@ async def test_texts_are_embedded_after_their_speakers_name(
     result = await intake(batch, store, journal, model, embed=recording, names=names)
     assert result.admitted
     assert asked == [
-        "Anna said: I am allergic to peanuts.",  # the sources
+        "Anna said: Anna am allergic to peanuts.",  # the sources
         "Ben does not eat meat.",
-        "Anna said: I am allergic to peanuts.",  # their quotes
+        "Anna said: Anna am allergic to peanuts.",  # their quotes
         "Ben does not eat meat.",
     ]
     sources = [row.document for row in store.rows(None) if row.kind == "source"]
@@ -373,7 +373,7 @@ async def test_texts_are_embedded_after_their_speakers_name(
     mine = IntakeInput("My locker code is 4711.", "svc/1", owner=USER_A, scope=USER_A, actor=USER_A)
     remembered = await remember([mine], store=store, journal=journal, embed=recording, names=names)
     assert remembered.admitted
-    assert asked == ["Anna said: My locker code is 4711."]
+    assert asked == ["Anna said: Anna's locker code is 4711."]
     assert replay(journal.path)["ok"]  # the journal keeps the vectors, not the names
 
 

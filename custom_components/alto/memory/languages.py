@@ -55,6 +55,21 @@ class Language:
     # Separable verbs' particles: the only words an inner "ge" the stemmer drops may follow
     # ("opgehaald"); after anything else it is a word's own and stays ("garagedeur": `lexical`).
     particles: frozenset[str] = frozenset()
+    # What speakers call themselves, each word to what a memory is embedded with in its place
+    # (`pipeline.said_by`): "{name}" their name, "{genitive}" its genitive ("my" -> "Ellie's").
+    # Empty where no household set measures it (French, Spanish, Italian): their possessives
+    # stand before the noun the genitive would follow ("mon anniversaire"), so a word for a
+    # word would not read as the language does.
+    first_person: Mapping[str, str] = MappingProxyType({})
+
+
+def _forms(
+    selves: str, possessives: str, contracted: Mapping[str, str] | None = None
+) -> Mapping[str, str]:
+    """`first_person` of a language: the words for oneself, the possessives, and contractions."""
+    forms = dict.fromkeys(selves.split(), "{name}")
+    forms |= dict.fromkeys(possessives.split(), "{genitive}")
+    return MappingProxyType(forms | dict(contracted or {}))
 
 
 ENGLISH: Final = Language(
@@ -98,6 +113,11 @@ ENGLISH: Final = Language(
         "weekly fortnightly monthly early late earlier later every other"
     ),
     clitics=_words("s m re ve d ll t"),
+    first_person=_forms(
+        "i me myself",
+        "my mine",
+        {"i'm": "{name} is", "i've": "{name} has", "i'll": "{name} will", "i'd": "{name} would"},
+    ),
 )
 
 GERMAN: Final = Language(
@@ -151,6 +171,7 @@ GERMAN: Final = Language(
     clitics=_words("s"),  # "gibt's"
     compounds=True,
     genitive=True,
+    first_person=_forms("ich mich mir", "mein meine meinen meinem meiner meines meins"),
 )
 
 FRENCH: Final = Language(
@@ -279,6 +300,7 @@ DUTCH: Final = Language(
         "aan af bij binnen buiten door in langs los mee na neer om onder op over terug toe uit "
         "vast voor weg"
     ),
+    first_person=_forms("ik mij me mezelf", "mijn m'n"),
 )
 
 ITALIAN: Final = Language(

@@ -23,6 +23,8 @@ import numpy as np
 from ..model.calls import Message
 from ..model.schemas import Schema, classification_schema, statement_schema
 from .corrections import build_table, stale_targets
+from .languages import Language
+from .lexical import WORD, language
 from .parse import Classification, Statements, parse_classification
 from .profile import CLASSIFICATION_INSTRUCTION, STATEMENT_INSTRUCTION
 from .prompts import (
@@ -203,12 +205,38 @@ def said_by(text: str, actor: str | None, names: Mapping[str, str]) -> str:
     """What is embedded of a memory: its text, after the name of who said it, if known.
 
     `names` maps user ids to names. "I take my pill with breakfast" is about Walt when Walt
-    says it: "Walt said: I take my pill with breakfast" is what a question about Walt finds, as
-    the lexical score reads a memory beside its speaker's name. The name is the one they had
-    when it was embedded.
+    says it: "Walt said: Walt take Walt's pill with breakfast" is what a question about Walt
+    ("When does Walt take his pills?") finds, as the lexical score reads a memory beside its
+    speaker's name (`in_their_name`). The name is the one they had when it was embedded.
     """
     name = names.get(actor) if actor else None
-    return f"{name} said: {text}" if name else text
+    return f"{name} said: {in_their_name(text, name)}" if name else text
+
+
+def in_their_name(text: str, name: str) -> str:
+    """`text` with each word its speaker calls themselves by replaced by `name`.
+
+    In the text's own language (`lexical.language`; its `first_person` forms): "ich", "mir"
+    and "mich" become the name, "mein" and "meine" its genitive ("Helgas", "Ines'"). The
+    grammar breaks ("Helga werde achtzig"); an embedding model reads whom it is about.
+    """
+    lang = language(text)
+    if not lang.first_person:
+        return text
+    genitive = _genitive(name, lang)
+
+    def named(word: re.Match[str]) -> str:
+        form = lang.first_person.get(word[0].casefold().replace("’", "'"))
+        return word[0] if form is None else form.format(name=name, genitive=genitive)
+
+    return WORD.sub(named, text)
+
+
+def _genitive(name: str, lang: Language) -> str:
+    """A name's genitive: "Ellie's", or a bare "s" where the language has it ("Helgas", "Ines'")."""
+    if not lang.genitive:
+        return f"{name}'s"
+    return f"{name}'" if name[-1:].casefold() in "sßxz" else f"{name}s"
 
 
 def query_codes(vector: bytes) -> np.ndarray:

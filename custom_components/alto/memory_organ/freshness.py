@@ -1,7 +1,8 @@
 """Whether stored memories are embedded as a new memory is, and the repair issue when not.
 
 A memory's vector is made once, when it is stored. A store written by an earlier version (before
-the model's role prefixes or the speaker's name were embedded), with another embedding model of
+the model's role prefixes or the speaker's name were embedded, or their words for themselves
+read as it), with another embedding model of
 the same size, or by users renamed since, has questions compared with memories embedded another
 way, and recall suffers until `alto.reembed` embeds them again. After each start Alto embeds a
 few stored memories again, spread over the store from the oldest to the newest, and compares the
