@@ -41,9 +41,10 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   chosen on them with the sets above (docs/memory.md, "Households no rule was fitted to"). Their
   grandparent's alias (ALIASES) was set after that first run.
 - `blind_en_2.json` (Bristol), `blind_de_3.json` (Stuttgart), `blind_nl_3.json` (Eindhoven), then
-  `blind_en_3.json` (Leeds), `blind_de_4.json` (Bremen), `blind_nl_4.json` (Utrecht): written the
-  same way, each trio after the one before it was measured, and first run on the rule as it
-  stood (docs/memory.md).
+  `blind_en_3.json` (Leeds), `blind_de_4.json` (Bremen), `blind_nl_4.json` (Utrecht), then
+  `blind_en_4.json` (Manchester), `blind_de_5.json` (Nürnberg), `blind_nl_5.json` (Rotterdam):
+  written the same way, each trio after the one before it was measured, and first run on the
+  rule as it stood (the last trio on it and the one before it, side by side: docs/memory.md).
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt`, each with the answer, the memory it replaced, and the memory first
@@ -643,6 +644,8 @@ BLIND_FRESH = ["blind_en_1", "blind_de_2", "blind_nl_2"]
 BLIND_FINAL = ["blind_en_2", "blind_de_3", "blind_nl_3"]
 # Written the same way after those were measured, first run on the rule that stood then.
 BLIND_NEWEST = ["blind_en_3", "blind_de_4", "blind_nl_4"]
+# Written after the speaker's words for themselves came in, first run on it and the rule before.
+BLIND_LATEST = ["blind_en_4", "blind_de_5", "blind_nl_5"]
 SETS = [
     "household",
     "heldout",
@@ -651,6 +654,7 @@ SETS = [
     *BLIND_FRESH,
     *BLIND_FINAL,
     *BLIND_NEWEST,
+    *BLIND_LATEST,
 ]
 
 
