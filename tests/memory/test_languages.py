@@ -400,6 +400,38 @@ def test_each_language_filters_its_own_non_facts(
         assert not is_informative(text), text
 
 
+# (language, commands said without their verb, statements that end as one does).
+VERBLESS = [
+    (
+        "en",
+        ["Lights off.", "Kitchen lights off", "Living room lamp on!", "Please, bedroom light off."],
+        ["The heating is on.", "The kids are off.", "My shift is on.", "It was on."],
+    ),
+    (
+        "de",
+        ["Licht aus.", "Küchenlicht an", "Wohnzimmer Licht aus!", "Bitte Rollladen runter."],
+        ["Die Schule ist aus.", "Papa ist heute aus.", "Das Licht war die ganze Nacht an."],
+    ),
+    (
+        "nl",
+        ["Licht uit.", "Woonkamer lamp aan", "Muziek zachter!", "Alsjeblieft, rolluik omlaag."],
+        ["De verwarming staat aan.", "De school is uit.", "Oma is vandaag uit."],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "commands", "statements"), VERBLESS)
+def test_commands_without_their_verb_do_not_compete(
+    code: str, commands: list[str], statements: list[str]
+) -> None:
+    """A command without its verb does not compete; a statement that ends as one does still does."""
+    for text in commands:
+        assert not is_informative(text), text
+        assert is_informative(f"{text} {statements[0]}"), text  # a statement beside it tells
+    for text in statements:
+        assert is_informative(text), text
+
+
 # (language, thanks, whom thanks may be said to): "Ta, love." acknowledges as "Ta." does.
 ADDRESSED = [
     ("en", ["Thanks", "Ta", "Cheers", "Thank you"], ["love", "dear", "mate", "darling", "pet"]),

@@ -17,12 +17,15 @@ of these:
   rise whenever a question names who said it;
 - a command: it opens (after "please", "hey", "bitte", ...) with one of COMMAND_VERBS ("turn",
   "set", "play", "mach", "zet"), verbs of device control and media, never of telling
-  ("remember", "note", "remind" stay informative, and so do "erinnere", "herinner").
+  ("remember", "note", "remind" stay informative, and so do "erinnere", "herinner"); or it is
+  said without its verb, a few words that end with one of SWITCHES and hold no function word
+  ("Licht aus", "Kitchen lights off", "Woonkamer lamp uit"; "Die Schule ist aus" and "The
+  heating is on" are statements).
 
 Each list is the union of every language's (`languages`): a "Danke!" or "Licht aus" has too few
 words to tell its language by, and the lists are kept so that no word of one language opens a
-statement of another. A command without its verb ("Licht aus") is not recognised. It runs on
-every selection, so it is kept cheap: a regular expression's words, not a Unicode segmenter.
+statement of another. It runs on every selection, so it is kept cheap: a regular expression's
+words, not a Unicode segmenter.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ _SENTENCE = re.compile(r"(?:[^.!?…]|(?<=\d)\.(?=\d))+[.!?…]*")
 QUESTION_OPENERS = union("questions")
 ACKNOWLEDGEMENTS = union("acknowledgements")
 COMMAND_VERBS = union("commands")
+SWITCHES = union("switches")
+_FUNCTION_WORDS = union("function_words")
+MAX_VERBLESS = 4  # the most words of a command said without its verb ("living room lights off")
 _OPENING_COURTESIES = union("courtesies")
 
 
@@ -65,4 +71,13 @@ def _tells(sentence: str) -> bool:
     first = words[opening]
     if first in QUESTION_OPENERS and end not in ".!…":
         return False
-    return first not in COMMAND_VERBS
+    return first not in COMMAND_VERBS and not _verbless_command(words[opening:])
+
+
+def _verbless_command(words: list[str]) -> bool:
+    """Whether `words` are a command without its verb ("Licht aus"): see the module docstring."""
+    return (
+        1 < len(words) <= MAX_VERBLESS
+        and words[-1] in SWITCHES
+        and _FUNCTION_WORDS.isdisjoint(words[:-1])
+    )

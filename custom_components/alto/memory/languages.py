@@ -55,6 +55,9 @@ class Language:
     # Separable verbs' particles: the only words an inner "ge" the stemmer drops may follow
     # ("opgehaald"); after anything else it is a word's own and stays ("garagedeur": `lexical`).
     particles: frozenset[str] = frozenset()
+    # What ends a command said without its verb ("Licht aus", "lights off", "woonkamer lamp uit"):
+    # empty where such a command is not said so (French, Spanish and Italian name the verb).
+    switches: frozenset[str] = frozenset()
     # What speakers call themselves, each word to what a memory is embedded with in its place
     # (`pipeline.said_by`): "{name}" their name, "{genitive}" its genitive ("my" -> "Ellie's").
     # Empty where no household set measures it (French, Spanish, Italian): their possessives
@@ -113,6 +116,7 @@ ENGLISH: Final = Language(
         "weekly fortnightly monthly early late earlier later every other"
     ),
     clitics=_words("s m re ve d ll t"),
+    switches=_words("on off"),
     first_person=_forms(
         "i me myself",
         "my mine",
@@ -171,6 +175,7 @@ GERMAN: Final = Language(
     clitics=_words("s"),  # "gibt's"
     compounds=True,
     genitive=True,
+    switches=_words("an aus ein zu auf hoch runter lauter leiser heller dunkler"),
     first_person=_forms("ich mich mir", "mein meine meinen meinem meiner meines meins"),
 )
 
@@ -300,6 +305,7 @@ DUTCH: Final = Language(
         "aan af bij binnen buiten door in langs los mee na neer om onder op over terug toe uit "
         "vast voor weg"
     ),
+    switches=_words("aan uit omhoog omlaag harder zachter"),
     first_person=_forms("ik mij me mezelf", "mijn m'n"),
 )
 
@@ -401,6 +407,7 @@ def fingerprint() -> list[object]:
             lang.compounds,
             lang.genitive,
             sorted(lang.particles),
+            sorted(lang.switches),
         ]
         for lang in LANGUAGES.values()
     ]
