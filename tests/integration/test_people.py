@@ -58,3 +58,36 @@ async def test_a_voice_alias_of_a_person_reads_as_their_name(
     assert fake_ollama.embedded_texts[-1].endswith(f"{QUESTION} Rosa")
     assert lines[0] == f"[asked to remember; Rosa, today] {ROSAS}\n"
     assert len(lines) == 2
+
+
+async def test_a_question_never_calls_its_asker_by_an_alias(
+    hass: HomeAssistant, setup_alto: MockConfigEntry, fake_ollama: FakeOllama
+) -> None:
+    """What the household calls someone is never the asker: "my mum" asked by Mum is not her.
+
+    The same question, asked by Alice and by Rosa (whose person carries "Mum"), is read with
+    Rosa's name only when Alice asks it; every person's name still reads as theirs.
+    """
+    rosa = await hass.auth.async_create_user("Rosa")
+    alice = await hass.auth.async_create_user("Alice")
+    people = [
+        {"id": "rosa", "name": "Rosa", "user_id": rosa.id},
+        {"id": "alice", "name": "Alice", "user_id": alice.id},
+    ]
+    assert await async_setup_component(hass, "person", {"person": people})
+    registry = er.async_get(hass)
+    registry.async_update_entity("person.rosa", aliases=["Mum"])
+    registry.async_update_entity("person.alice", aliases=["Nana"])
+    await remember(hass, ROSAS, Context(user_id=rosa.id), owner="household")
+    organ = memory(hass)
+    cases = [  # each question once: a query embedded before is not sent again
+        ("When is Mum's birthday?", alice.id, " Rosa"),
+        ("When is my mum's birthday?", rosa.id, ""),
+        ("Is Mum home?", None, " Rosa"),  # a satellite: no one asks
+        ("Where does Nana sit?", alice.id, ""),
+        ("Where does Nana sleep?", rosa.id, " Alice"),
+        ("What did Rosa say?", rosa.id, ""),  # her own name, as written, is the question's
+    ]
+    for question, asker, read in cases:
+        await organ.async_turn_block(question, viewer=asker)
+        assert fake_ollama.embedded_texts[-1].endswith(f"{question}{read}"), (question, asker)

@@ -37,16 +37,22 @@ _NO_BUDGET = sys.maxsize
 
 
 @callback
-def _async_aliases(hass: HomeAssistant, names: Mapping[str, str]) -> dict[str, str]:
+def _async_aliases(
+    hass: HomeAssistant, names: Mapping[str, str], asker: str | None
+) -> dict[str, str]:
     """What the household calls each person -> their names (`lexical.with_names`).
 
     A person (Settings → People) is called by their name and by their entity's voice aliases
     ("Grandma"); their names are the person's and, for one linked to a user, the user's, which
-    is how what they said is read.
+    is how what they said is read. Never the `asker`'s (a user id): no one calls themselves by
+    what the household calls them, so "When is my mum's birthday?" asked by the person the
+    children call Mum is about her mother.
     """
     registry = er.async_get(hass)
     aliases: dict[str, str] = {}
     for state in hass.states.async_all(PERSON_DOMAIN):
+        if asker is not None and state.attributes.get(ATTR_USER_ID) == asker:
+            continue
         called = {state.name}
         if (entry := registry.async_get(state.entity_id)) is not None:
             called.update(er.async_get_entity_aliases(hass, entry))
@@ -98,7 +104,7 @@ class MemoryReader:
             return [], line
         # Both scores read the query with the names of those it calls by an alias: "When is
         # Grandma's birthday?" is embedded, as it is read for words, with "Rosa" after it.
-        words = with_names(text, _async_aliases(self._hass, names))
+        words = with_names(text, _async_aliases(self._hass, names, viewer))
         codes = embedding_codes((await self._embedder.queries([words]))[0])
         if (size := self._store.dim) is not None and codes.size != size:
             raise HomeAssistantError(
