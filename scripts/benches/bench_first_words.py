@@ -68,10 +68,10 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.const import CONF_MODEL, CONF_URL
-from scripts.benches.harness import add_alto, agent_of, quiet_home, set_up
+from custom_components.alto.const import CONF_MODEL
+from scripts.benches.harness import add_alto, agent_of, quiet_home
+from tests.integration.helpers import add_builtin_ollama
 from tests.integration.test_real_model import HOUSEHOLD
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 
@@ -299,22 +299,8 @@ async def _agents(hass: HomeAssistant, server: LocalOllama) -> dict[str, str]:
     Alto's model timeout is long enough for the CPU."""
     alto = await add_alto(hass, server.url, CHAT_MODEL, EMBED_MODEL, {"request_timeout": 600})
     async_expose_entity(hass, "conversation", "lock.front_door", True)
-    builtin = MockConfigEntry(
-        domain="ollama",
-        data={CONF_URL: server.url},
-        version=3,
-        minor_version=3,
-        subentries_data=[
-            {
-                "data": {CONF_MODEL: CHAT_MODEL},
-                "subentry_type": "conversation",
-                "title": "Built-in",
-                "unique_id": None,
-            }
-        ],
-    )
-    await set_up(hass, builtin)
-    return {"Alto": agent_of(hass, alto), "built-in": agent_of(hass, builtin)}
+    builtin = await add_builtin_ollama(hass, server.url, {CONF_MODEL: CHAT_MODEL})
+    return {"Alto": agent_of(hass, alto), "built-in": builtin}
 
 
 def _p50_p90(values: list[float]) -> tuple[float, float]:

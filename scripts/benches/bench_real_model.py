@@ -32,11 +32,12 @@ from homeassistant.components.homeassistant.exposed_entities import async_expose
 from homeassistant.const import Platform
 from homeassistant.core import Context, Event, HomeAssistant
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.alto.channel.speech_gate import claims_done
-from custom_components.alto.const import CONF_MODEL, CONF_URL
+from custom_components.alto.const import CONF_MODEL
 from scripts.benches.harness import add_alto, quiet_home
+from tests.integration.helpers import add_builtin_ollama
 from tests.integration.test_real_model import HOUSEHOLD
 from tests.local_model import CHAT_MODEL, EMBED_MODEL, LocalOllama
 
@@ -126,26 +127,7 @@ async def test_real_model_three_ways(
         rows[f"Alto, {channel}"] = await _run(hass, server, "conversation.alto", channel, user)
         assert await hass.config_entries.async_remove(entry.entry_id)
         await hass.async_block_till_done()
-    builtin = MockConfigEntry(
-        domain="ollama",
-        data={CONF_URL: server.url},
-        version=3,
-        minor_version=3,
-        subentries_data=[
-            {
-                "data": {CONF_MODEL: CHAT_MODEL, "num_ctx": 2048},
-                "subentry_type": "conversation",
-                "title": "Built-in",
-                "unique_id": None,
-            }
-        ],
-    )
-    builtin.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(builtin.entry_id)
-    await hass.async_block_till_done()
-    agent = next(
-        s.entity_id for s in hass.states.async_all("conversation") if "built" in s.entity_id
-    )
+    agent = await add_builtin_ollama(hass, server.url, {CONF_MODEL: CHAT_MODEL, "num_ctx": 2048})
     rows["HA built-in ollama"] = await _run(hass, server, agent, "builtin", user)
 
     print(f"\n25 household utterances, {CHAT_MODEL} on this CPU")

@@ -15,11 +15,15 @@ import asyncio
 import json
 import re
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from homeassistant.components import conversation
+from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.const import CONF_URL
 from homeassistant.core import Context, Event, HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import intent
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -92,6 +96,31 @@ async def converse_and_wait_for_background(
 
 
 # -- results -------------------------------------------------------------------------------------
+async def add_builtin_ollama(hass: HomeAssistant, url: str, agent: Mapping[str, Any]) -> str:
+    """HA's own `ollama` integration at `url`, with one conversation agent; its entity id.
+
+    `agent`: the agent's subentry data, as its setup form stores it (model, think, LLM API...).
+    """
+    entry = MockConfigEntry(
+        domain="ollama",
+        data={CONF_URL: url},
+        version=3,
+        minor_version=3,
+        subentries_data=[
+            ConfigSubentryData(
+                data=dict(agent), subentry_type="conversation", title="Built-in", unique_id=None
+            )
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    (subentry_id,) = entry.subentries
+    entity_id = er.async_get(hass).async_get_entity_id("conversation", "ollama", subentry_id)
+    assert entity_id is not None
+    return entity_id
+
+
 def speech(result: conversation.ConversationResult) -> str:
     """What the turn said, whatever kind of response it was."""
     return result.response.speech["plain"]["speech"]

@@ -19,11 +19,9 @@ from typing import Any
 import pytest
 from homeassistant.auth.models import User
 from homeassistant.components import conversation
-from homeassistant.config_entries import ConfigSubentryData
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.llm import LLM_API_ASSIST, LLMContext
 from pytest_homeassistant_custom_component.common import CLIENT_ID, MockConfigEntry
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
@@ -34,7 +32,7 @@ from custom_components.alto.memory_organ.tools import FORGET, PROMPT, RECALL, RE
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama
 from ..on_disk import holding
-from .helpers import alto_service, journal_bytes, memory, recall, remember
+from .helpers import add_builtin_ollama, alto_service, journal_bytes, memory, recall, remember
 
 BIKE = "my bike lock code is 4711"
 KEY = "the spare key is under the blue pot"
@@ -93,26 +91,8 @@ class Agent:
 @pytest.fixture
 async def agent(hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry) -> Agent:
     """HA's Ollama conversation agent on the fake server, its LLM API Assist."""
-    entry = MockConfigEntry(
-        domain="ollama",
-        data={CONF_URL: fake_ollama.url},
-        version=3,
-        minor_version=3,
-        subentries_data=[
-            ConfigSubentryData(
-                data={CONF_MODEL: CHAT_MODEL, CONF_LLM_HASS_API: [LLM_API_ASSIST]},
-                subentry_type="conversation",
-                title="Ollama Conversation",
-                unique_id=None,
-            )
-        ],
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id("conversation", "ollama", subentry_id)
-    assert entity_id is not None
+    agent = {CONF_MODEL: CHAT_MODEL, CONF_LLM_HASS_API: [LLM_API_ASSIST]}
+    entity_id = await add_builtin_ollama(hass, fake_ollama.url, agent)
     return Agent(hass, entity_id, fake_ollama)
 
 

@@ -17,13 +17,11 @@ import pytest
 from homeassistant.components import conversation
 from homeassistant.components.ollama.const import CONF_THINK
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.alto.const import CONF_MODEL, CONF_URL
+from custom_components.alto.const import CONF_MODEL
 
 from ..fake_ollama import CHAT_MODEL, ChatReply, FakeOllama, last_user_text, wants_reply_object
-from .helpers import AGENT, speech
+from .helpers import AGENT, add_builtin_ollama, speech
 from .test_thinking import ANSWER, THINK_STEP_S, THINKING, assert_never_heard, timed_turn
 
 ASKED = "How warm is the living room?"
@@ -55,38 +53,6 @@ def is_the_answer(body: dict[str, Any]) -> bool:
     return streamed and reply and last_user_text(body) == ASKED
 
 
-async def add_builtin(hass: HomeAssistant, fake: FakeOllama) -> str:
-    """HA's `ollama` integration with one conversation agent on CHAT_MODEL; its entity id.
-
-    `think` is False as the agent's setup form stores it by default: left out of the data, the
-    built-in sends no `think` at all and a qwen3 thinks, which is not the comparison meant here.
-    """
-    entry = MockConfigEntry(
-        domain="ollama",
-        data={CONF_URL: fake.url},
-        version=3,
-        minor_version=3,
-        subentries_data=[
-            {
-                "data": {CONF_MODEL: CHAT_MODEL, CONF_THINK: False},
-                "subentry_type": "conversation",
-                "title": "Built-in",
-                "unique_id": None,
-            }
-        ],
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    registry = er.async_get(hass)
-    (agent,) = [
-        e.entity_id
-        for e in er.async_entries_for_config_entry(registry, entry.entry_id)
-        if e.domain == "conversation"
-    ]
-    return agent
-
-
 async def first_words(
     hass: HomeAssistant, agent_id: str
 ) -> tuple[conversation.ConversationResult, float]:
@@ -107,7 +73,11 @@ async def test_first_words_no_later_than_the_builtin_agent(
     """
     fake_ollama.thinkers[CHAT_MODEL] = always
     fake_ollama.when(is_the_answer, answer_after_thinking())
-    builtin = await add_builtin(hass, fake_ollama)
+    # `think` False, as the agent's setup form stores it by default: left out of the data, the
+    # built-in sends no `think` at all and a qwen3 thinks, which is not the comparison meant here.
+    builtin = await add_builtin_ollama(
+        hass, fake_ollama.url, {CONF_MODEL: CHAT_MODEL, CONF_THINK: False}
+    )
 
     theirs, builtin_s = await first_words(hass, builtin)
     ours, alto_s = await first_words(hass, AGENT)
