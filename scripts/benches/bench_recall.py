@@ -44,7 +44,9 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_en_3.json` (Leeds), `blind_de_4.json` (Bremen), `blind_nl_4.json` (Utrecht), then
   `blind_en_4.json` (Manchester), `blind_de_5.json` (Nürnberg), `blind_nl_5.json` (Rotterdam):
   written the same way, each trio after the one before it was measured, and first run on the
-  rule as it stood (the last trio on it and the one before it, side by side: docs/memory.md).
+  rule as it stood (the last trio on it and the one before it, side by side: docs/memory.md);
+  then `blind_en_5.json` (Bristol), `blind_de_6.json` (Leipzig), `blind_nl_6.json` (Groningen)
+  while the question's form was tried on the others, first run on it and the rule before.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt`, each with the answer, the memory it replaced, and the memory first
@@ -59,7 +61,7 @@ same embeddings:
   block before this rule; these embeddings are fetched apart, without E5's prefixes);
 - every other method uses the embeddings Alto stores and queries with now, E5's ``passage: ``
   and ``query: `` prefixes (`memory.instructions`), each memory after its speaker's name
-  (`memory.pipeline.said_by`):
+  (`memory.pipeline.said_by`), each question with its form taken out (`memory.question_form`):
 - exact int8 cosine: over every row;
 - Chroma HNSW: the store's records in a collection with Chroma's default index, queried with
   the question's embedding;
@@ -646,6 +648,9 @@ BLIND_FINAL = ["blind_en_2", "blind_de_3", "blind_nl_3"]
 BLIND_NEWEST = ["blind_en_3", "blind_de_4", "blind_nl_4"]
 # Written after the speaker's words for themselves came in, first run on it and the rule before.
 BLIND_LATEST = ["blind_en_4", "blind_de_5", "blind_nl_5"]
+# Written while the question's form was tried on the sets above, first run on it and the rule
+# before, side by side.
+BLIND_SIXTH = ["blind_en_5", "blind_de_6", "blind_nl_6"]
 SETS = [
     "household",
     "heldout",
@@ -655,6 +660,7 @@ SETS = [
     *BLIND_FINAL,
     *BLIND_NEWEST,
     *BLIND_LATEST,
+    *BLIND_SIXTH,
 ]
 
 

@@ -464,14 +464,19 @@ async def test_turn_context_quotes_memories_with_who_and_when(
 async def test_memories_are_embedded_as_documents_and_utterances_as_queries(
     hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
 ) -> None:
-    """nomic-embed-text reads its role prefixes: stored texts as documents, the turn as a query."""
+    """nomic-embed-text reads its role prefixes: stored texts as documents, the turn as a query.
+
+    The query's form (`memory.question_form`) is embedded in the same request.
+    """
     await remember(hass, "The bins go out on Thursday")
     await converse_and_wait_for_background(hass, "When do the bins go out?")
     assert fake_ollama.embedded_texts == [
         "search_document: The bins go out on Thursday",
         "search_query: When do the bins go out?",  # the turn's memory block
+        "search_query: When do the",  # its form, taken out of its embedding
         "search_document: When do the bins go out?",  # mode 1 keeps the turn's text
     ]
+    assert sum(path == "/api/embed" for path, _ in fake_ollama.requests) == 3
     rows = memory(hass).rows(None)
     assert all(row.said_at > 0 for row in rows)
 
@@ -490,6 +495,7 @@ async def test_memories_are_embedded_after_the_name_of_who_said_them(
     assert fake_ollama.embedded_texts == [
         "search_document: Alice said: Alice take Alice's pill with breakfast",
         "search_query: My dentist is on Friday.",
+        "search_query: My is on",
         "search_document: Alice said: Alice's dentist is on Friday.",
     ]
     documents = sorted(row.document for row in memory(hass).rows(hass_admin_user.id))

@@ -51,11 +51,15 @@ async def test_a_voice_alias_of_a_person_reads_as_their_name(
 
     # No word of the question in either: the newer (Alice's) goes first.
     assert [line.split("] ")[1] for line in await block()] == [f"{ALICES}\n", f"{ROSAS}\n"]
-    assert fake_ollama.embedded_texts[-1].endswith(QUESTION)
+    assert fake_ollama.embedded_texts[-2:] == [
+        f"search_query: {QUESTION}",
+        "search_query: Where does her",
+    ]
 
     er.async_get(hass).async_update_entity("person.rosa", aliases=["Grandma", "Nana"])
     lines = await block()
-    assert fake_ollama.embedded_texts[-1].endswith(f"{QUESTION} Rosa")
+    _, sent = fake_ollama.requests[-1]  # its form was sent with it before
+    assert sent["input"] == [f"search_query: {QUESTION} Rosa"]
     assert lines[0] == f"[asked to remember; Rosa, today] {ROSAS}\n"
     assert len(lines) == 2
 
@@ -90,4 +94,5 @@ async def test_a_question_never_calls_its_asker_by_an_alias(
     ]
     for question, asker, read in cases:
         await organ.async_turn_block(question, viewer=asker)
-        assert fake_ollama.embedded_texts[-1].endswith(f"{question}{read}"), (question, asker)
+        _, sent = fake_ollama.requests[-1]  # the question, then its form (if not sent before)
+        assert sent["input"][0].endswith(f"{question}{read}"), (question, asker)

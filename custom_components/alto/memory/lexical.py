@@ -97,6 +97,19 @@ def stems(lang: Language, words: Iterable[str]) -> set[str]:
     return {t for word in _folded(WORD.findall(" ".join(words))) if (t := _term(lang, word))}
 
 
+def form_words(text: str) -> list[str]:
+    """The words of `text` that carry no term in its language, and its question words, as said.
+
+    How it asks ("When does … ?"), apart from what it asks about.
+    """
+    lang, words = language(text), WORD.findall(text)
+    return [
+        word
+        for word, folded in zip(words, _folded(words), strict=True)
+        if _CLITIC.sub("", folded) in lang.questions or not _term(lang, folded)
+    ]
+
+
 def _folded(words: list[str]) -> list[str]:
     return [word.casefold().replace("’", "'") for word in words]
 

@@ -16,6 +16,7 @@ import ollama
 from homeassistant.core import HomeAssistant
 
 from ..memory.instructions import instructions_for
+from ..memory.question_form import question_form, without_form
 from ..model.calls import Embed
 from ..model.ollama_io import embed_for
 
@@ -46,8 +47,18 @@ class Embedder:
         return await self._embed(self._instructions.document, texts, anew=anew)
 
     async def queries(self, texts: list[str]) -> list[list[float]]:
-        """Embeddings of `texts` as queries (what recall and the turn's selection embed)."""
-        return await self._embed(self._instructions.query, texts)
+        """Embeddings of `texts` as queries (what recall and the turn's selection embed).
+
+        Each with what its form draws taken out (`memory.question_form`): the texts and their
+        forms are embedded in one request.
+        """
+        forms = [question_form(text) for text in texts]
+        vectors = await self._embed(self._instructions.query, [*texts, *filter(None, forms)])
+        formed = iter(vectors[len(texts) :])
+        return [
+            without_form(vector, next(formed)) if form else vector
+            for vector, form in zip(vectors, forms, strict=False)
+        ]
 
     async def _embed(
         self, prefix: str, texts: list[str], *, anew: bool = False
