@@ -46,7 +46,9 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   written the same way, each trio after the one before it was measured, and first run on the
   rule as it stood (the last trio on it and the one before it, side by side: docs/memory.md);
   then `blind_en_5.json` (Bristol), `blind_de_6.json` (Leipzig), `blind_nl_6.json` (Groningen)
-  while the question's form was tried on the others, first run on it and the rule before.
+  while the question's form was tried on the others, then `blind_en_6.json` (Sheffield),
+  `blind_de_7.json` (Köln), `blind_nl_7.json` (Nijmegen) after it, each trio first run on it and
+  the rule before, side by side.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt`, each with the answer, the memory it replaced, and the memory first
@@ -651,6 +653,8 @@ BLIND_LATEST = ["blind_en_4", "blind_de_5", "blind_nl_5"]
 # Written while the question's form was tried on the sets above, first run on it and the rule
 # before, side by side.
 BLIND_SIXTH = ["blind_en_5", "blind_de_6", "blind_nl_6"]
+# Written after that, first run on the question's form and the rule before it, side by side.
+BLIND_SEVENTH = ["blind_en_6", "blind_de_7", "blind_nl_7"]
 SETS = [
     "household",
     "heldout",
@@ -661,6 +665,7 @@ SETS = [
     *BLIND_NEWEST,
     *BLIND_LATEST,
     *BLIND_SIXTH,
+    *BLIND_SEVENTH,
 ]
 
 
