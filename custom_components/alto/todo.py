@@ -32,7 +32,7 @@ from .act_organ.exposure import ASSISTANT
 from .const import DOMAIN
 from .coordinator import AltoConfigEntry, MemoryCoordinator, ReflectionCoordinator
 from .entity import AltoCoordinatorEntity
-from .memory.records import CURRENT, HOUSEHOLD
+from .memory.records import CURRENT, HOUSEHOLD, Kind
 from .memory_organ.organ import MemoryOrgan
 from .panel.memories import Entry, Snapshot, build_snapshot
 from .reflect_organ.organ import ReflectOrgan
@@ -49,6 +49,7 @@ EXPOSURE_DEFAULT_SET = "exposure_default_set"
 MAX_TODO_ITEMS = 1000
 # Between the quotes of what Alto understood from a thing said (an item's description).
 UNDERSTOOD_SEPARATOR = " · "
+_STATEMENTS = (Kind.ASSERTION, Kind.CORRECTION)
 
 
 async def async_setup_entry(
@@ -218,36 +219,51 @@ def _household_items(
 
     Blocking: a whole store's rows (`build_snapshot`, which reuses `previous`'s entries for every
     source none of whose rows changed). One item per listed household entry, its id as the uid,
-    oldest first. An entry any of whose rows is no longer current (a correction replaced it, or
-    one of its statements) is left out: its correction is an entry of its own, and recall leaves
-    the replaced turn out too. At most `MAX_TODO_ITEMS`, the latest: Home Assistant compares and
-    copies a list's every item on the event loop at each change, so a list of a large store's
-    memories would stall it (the panel pages through all of them).
+    oldest first. An entry a correction replaced part of shows what of it still holds (`_item`);
+    one with nothing left is left out: its correction is an entry of its own. At most
+    `MAX_TODO_ITEMS`, the latest: Home Assistant compares and copies a list's every item on the
+    event loop at each change, so a list of a large store's memories would stall it (the panel
+    pages through all of them).
     """
     snapshot = build_snapshot(memory.store, previous, {})
-    rows = snapshot.rows
     items: list[TodoItem] = []
     for entry_id in reversed(snapshot.lists.get((HOUSEHOLD, False), ())):
         if len(items) >= MAX_TODO_ITEMS:
             break
-        entry = snapshot.entries[entry_id]
-        if all(rows[i].status == CURRENT for i in entry.rows):
-            items.append(_item(entry, snapshot))
+        if (item := _item(snapshot.entries[entry_id], snapshot)) is not None:
+            items.append(item)
     items.reverse()
     return items, snapshot
 
 
-def _item(entry: Entry, snapshot: Snapshot) -> TodoItem:
+def _item(entry: Entry, snapshot: Snapshot) -> TodoItem | None:
     """The entry as an item: what was said, and the quotes of what Alto understood from it.
 
     A quote is left out of the description when it is what was said, or repeats another one.
+    When a correction replaced one of its statements, what was said no longer holds: the item is
+    the statements that still do, without the mentions (which statement named whom is not
+    kept), and None when none does.
     """
-    said = snapshot.rows[entry.head].document
-    understood = dict.fromkeys(snapshot.rows[i].document for i in entry.rows if i != entry.head)
-    understood.pop(said, None)
+    rows = [snapshot.rows[i] for i in entry.rows]
+    if all(row.status == CURRENT for row in rows):
+        said = snapshot.rows[entry.head].document
+        understood = dict.fromkeys(row.document for row in rows if row.id != entry.head)
+        understood.pop(said, None)
+        return TodoItem(
+            summary=said,
+            uid=str(entry.id),
+            status=TodoItemStatus.NEEDS_ACTION,
+            description=UNDERSTOOD_SEPARATOR.join(understood) or None,
+        )
+    held = dict.fromkeys(
+        row.document
+        for row in rows
+        if row.id != entry.head and row.status == CURRENT and row.kind in _STATEMENTS
+    )
+    if not held:
+        return None
     return TodoItem(
-        summary=said,
+        summary=UNDERSTOOD_SEPARATOR.join(held),
         uid=str(entry.id),
         status=TodoItemStatus.NEEDS_ACTION,
-        description=UNDERSTOOD_SEPARATOR.join(understood) or None,
     )

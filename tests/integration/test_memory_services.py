@@ -303,6 +303,45 @@ async def test_todo_shows_a_corrected_memory_as_its_correction(
     assert TOLD not in quotes(await recall(hass, "When does Carla visit?"))
 
 
+@pytest.mark.usefixtures("qualified")
+async def test_todo_shows_what_still_holds_of_a_turn_a_correction_replaced_part_of(
+    hass: HomeAssistant, fake_ollama: FakeOllama, setup_alto: MockConfigEntry
+) -> None:
+    """A turn of two statements, one of them corrected later: its item is the other one.
+
+    What was said no longer holds as a whole, so it is not the summary; the statement that
+    still holds is, under the turn's uid (removing it forgets the whole turn, as the panel does).
+    """
+    bins = "The bins go out on Monday."
+    said = f"{TOLD} {bins}"
+    fake_ollama.when(
+        lambda body: is_call_1(body) and json.dumps(TOLD) in body["messages"][1]["content"],
+        json.dumps([[TOLD, "statement"], [bins, "statement"]]),
+    )
+    fake_ollama.when(
+        lambda body: is_call_2(body) and json.dumps(bins) in _statements(body),
+        json.dumps([[3, TOLD], [3, bins], [1, "Carla"]]),
+    )
+    await converse_and_wait_for_background(hass, said)
+    turn = (await listed(hass))[0]
+    assert (turn["summary"], turn.get("description")) == (said, f"{TOLD} · {bins} · Carla")
+
+    _interpret(fake_ollama, CORRECTED, _correcting(TOLD, CORRECTED))
+    await converse_and_wait_for_background(hass, CORRECTED)
+    items = await listed(hass)
+    assert [(i["summary"], i.get("description"), i["uid"]) for i in items] == [
+        (bins, None, turn["uid"]),
+        (CORRECTED, "Carla", items[1]["uid"]),
+    ]
+
+    await hass.services.async_call(
+        "todo", "remove_item", {"item": [bins]}, target={"entity_id": TODO}, blocking=True
+    )
+    assert [i["summary"] for i in await listed(hass)] == [CORRECTED]
+    left = {row.document for row in memory(hass).store.rows(None, current_only=False)}
+    assert left == {CORRECTED, "Carla"}
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
