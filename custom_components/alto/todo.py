@@ -244,26 +244,20 @@ def _item(entry: Entry, snapshot: Snapshot) -> TodoItem | None:
     the statements that still do, without the mentions (which statement named whom is not
     kept), and None when none does.
     """
-    rows = [snapshot.rows[i] for i in entry.rows]
-    if all(row.status == CURRENT for row in rows):
-        said = snapshot.rows[entry.head].document
-        understood = dict.fromkeys(row.document for row in rows if row.id != entry.head)
-        understood.pop(said, None)
-        return TodoItem(
-            summary=said,
-            uid=str(entry.id),
-            status=TodoItemStatus.NEEDS_ACTION,
-            description=UNDERSTOOD_SEPARATOR.join(understood) or None,
-        )
-    held = dict.fromkeys(
-        row.document
-        for row in rows
-        if row.id != entry.head and row.status == CURRENT and row.kind in _STATEMENTS
-    )
-    if not held:
-        return None
+    rows = [snapshot.rows[i] for i in entry.rows if i != entry.head]
+    if snapshot.rows[entry.head].status == CURRENT and all(r.status == CURRENT for r in rows):
+        summary = snapshot.rows[entry.head].document
+        understood = dict.fromkeys(row.document for row in rows)
+        understood.pop(summary, None)
+        description = UNDERSTOOD_SEPARATOR.join(understood) or None
+    else:
+        held = [row.document for row in rows if row.status == CURRENT and row.kind in _STATEMENTS]
+        if not held:
+            return None
+        summary, description = UNDERSTOOD_SEPARATOR.join(dict.fromkeys(held)), None
     return TodoItem(
-        summary=UNDERSTOOD_SEPARATOR.join(held),
+        summary=summary,
         uid=str(entry.id),
         status=TodoItemStatus.NEEDS_ACTION,
+        description=description,
     )

@@ -57,7 +57,7 @@ class Embedder:
         formed = iter(vectors[len(texts) :])
         return [
             without_form(vector, next(formed)) if form else vector
-            for vector, form in zip(vectors, forms, strict=False)
+            for vector, form in zip(vectors[: len(texts)], forms, strict=True)
         ]
 
     async def _embed(
