@@ -655,6 +655,9 @@ BLIND_LATEST = ["blind_en_4", "blind_de_5", "blind_nl_5"]
 BLIND_SIXTH = ["blind_en_5", "blind_de_6", "blind_nl_6"]
 # Written after that, first run on the question's form and the rule before it, side by side.
 BLIND_SEVENTH = ["blind_en_6", "blind_de_7", "blind_nl_7"]
+# Written while a household's family was tried on the sets above, first run on it and the rule
+# before, side by side.
+BLIND_EIGHTH = ["blind_en_7", "blind_de_8", "blind_nl_8"]
 SETS = [
     "household",
     "heldout",
@@ -666,6 +669,7 @@ SETS = [
     *BLIND_LATEST,
     *BLIND_SIXTH,
     *BLIND_SEVENTH,
+    *BLIND_EIGHTH,
 ]
 
 
