@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import probatio
+from homeassistant.components.person import DOMAIN as PERSON_DOMAIN
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigEntryState,
@@ -30,6 +31,7 @@ from homeassistant.helpers.selector import (
 from .act_organ.exposure import ExposureIndex
 from .const import CONF_URL, DOMAIN, LOGGER, PROBE_TIMEOUT
 from .memory.instructions import bare_name
+from .memory.kin import Kin
 from .memory.server import ServerError, probe
 from .model.ollama_io import embed_for
 from .model_client import (
@@ -44,6 +46,7 @@ from .model_client import (
 from .options import (
     EMBEDDING_MODEL,
     ENTITY_CONSENT,
+    FAMILY,
     MODEL_FIELDS,
     Capability,
     EntityTier,
@@ -334,15 +337,18 @@ class AltoConfigFlow(ConfigFlow, domain=DOMAIN):
 
 
 class AltoOptionsFlow(OptionsFlow):
-    """A menu: every setting in one form, or the consent tier of each exposed entity."""
+    """A menu: every setting, the consent tier of each exposed entity, or a person's family."""
 
     def __init__(self) -> None:
         """Remember the listed entities between showing the consent list and its answer."""
         self._listed: list[EntityTier] = []
+        self._person = ""
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Offer the settings form and the per-entity consent list."""
-        return self.async_show_menu(step_id="init", menu_options=["settings", ENTITY_CONSENT.key])
+        return self.async_show_menu(
+            step_id="init", menu_options=["settings", ENTITY_CONSENT.key, FAMILY.key]
+        )
 
     async def async_step_settings(
         self, user_input: dict[str, Any] | None = None
@@ -392,4 +398,32 @@ class AltoOptionsFlow(OptionsFlow):
         options = {k: v for k, v in entry.options.items() if k != ENTITY_CONSENT.key}
         if chosen := ENTITY_CONSENT.chosen(self._listed, user_input, settings.entity_consent):
             options[ENTITY_CONSENT.key] = chosen
+        return self.async_create_entry(data=options)
+
+    async def async_step_family(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Which person to tell Alto the family of; aborts when Home Assistant has no people."""
+        people = self.hass.states.async_entity_ids(PERSON_DOMAIN)
+        if user_input is not None:
+            self._person = str(user_input["person"])
+            return await self.async_step_family_member()
+        if not people:
+            return self.async_abort(reason="no_people")
+        return self.async_show_form(step_id=FAMILY.key, data_schema=FAMILY.person_schema(people))
+
+    async def async_step_family_member(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The chosen person's mother, father, partner and sex; the other options are kept."""
+        entry = self.config_entry
+        if user_input is None:
+            kin = AltoSettings.from_entry(entry).family.get(self._person, Kin())
+            state = self.hass.states.get(self._person)
+            return self.async_show_form(
+                step_id="family_member",
+                data_schema=FAMILY.kin_schema(self._person, kin),
+                description_placeholders={"person": state.name if state else self._person},
+            )
+        options = {k: v for k, v in entry.options.items() if k != FAMILY.key}
+        if chosen := FAMILY.chosen(entry.options, self._person, user_input):
+            options[FAMILY.key] = chosen
         return self.async_create_entry(data=options)

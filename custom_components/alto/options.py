@@ -20,6 +20,8 @@ import probatio
 from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import (
     BooleanSelector,
+    EntitySelector,
+    EntitySelectorConfig,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
@@ -34,6 +36,7 @@ from homeassistant.helpers.selector import (
 from .act.allowlist import services_for
 from .act.model import ExposedEntity
 from .act.tiers import ALWAYS_ASKED, DEFAULT_TIERS, Tier, own_tier, tier_for
+from .memory.kin import Kin
 
 type Values = Mapping[str, Any]
 type Field = tuple[probatio.Marker, Any]
@@ -382,6 +385,69 @@ class EntityConsent(Row):
         return "none"
 
 
+# A person's family as the form asks it: the three people it names, and their sex.
+KIN_PEOPLE = ("mother", "father", "partner")
+SEXES = ("f", "m")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Family(Row):
+    """Each person's mother, father and partner (person entity ids) and sex, by person entity id.
+
+    Its steps (the options flow's own) pick a person, then ask those four of them, each optional;
+    the rest of the family follows from them (`memory.kin`). A person with nothing said is not
+    stored.
+    """
+
+    def read(self, values: Values) -> dict[str, Kin]:
+        """Each stored person's `Kin`; a value that is no person or sex is left out."""
+        stored: Values = values.get(self.key) or {}
+        family = {}
+        for person, said in stored.items():
+            if not isinstance(said, Mapping):
+                continue
+            people = {k: v for k in KIN_PEOPLE if isinstance(v := said.get(k), str) and v}
+            sex = said.get("sex") if said.get("sex") in SEXES else None
+            family[str(person)] = Kin(**people, sex=sex)
+        return family
+
+    def person_schema(self, people: Iterable[str]) -> probatio.Schema:
+        """The first step: which person (of `people`, person entity ids) to tell about."""
+        return probatio.Schema(
+            {
+                probatio.Required("person"): EntitySelector(
+                    EntitySelectorConfig(domain="person", include_entities=list(people))
+                )
+            }
+        )
+
+    def kin_schema(self, person: str, kin: Kin) -> probatio.Schema:
+        """The second step: `person`'s mother, father and partner (other people), and sex."""
+        others = EntitySelector(EntitySelectorConfig(domain="person", exclude_entities=[person]))
+        fields: dict[probatio.Marker, Any] = {
+            probatio.Optional(key, description={"suggested_value": getattr(kin, key)}): others
+            for key in KIN_PEOPLE
+        }
+        fields[probatio.Optional("sex", description={"suggested_value": kin.sex})] = SelectSelector(
+            SelectSelectorConfig(
+                options=list(SEXES), translation_key="sex", mode=SelectSelectorMode.LIST
+            )
+        )
+        return probatio.Schema(fields)
+
+    def chosen(self, stored: Values, person: str, sent: Values) -> dict[str, dict[str, str]]:
+        """Every person's stored family after `person`'s form was sent as `sent`."""
+        kept = {k: dict(v) for k, v in (stored.get(self.key) or {}).items() if k != person}
+        said = {k: str(v) for k in (*KIN_PEOPLE, "sex") if (v := sent.get(k)) and v != person}
+        if said:
+            kept[person] = said
+        return kept
+
+    def shown_default(self) -> str:
+        """No family is told."""
+        return "none"
+
+
 def _label(entity: ExposedEntity) -> str:
     """How the consent list names an entity: "Kitchen light (light.kitchen)"."""
     if entity.name == entity.entity_id:
@@ -600,6 +666,15 @@ ENTITY_CONSENT = EntityConsent(
         "panel below confirm-first."
     ),
 )
+FAMILY = Family(
+    key="family",
+    meaning=(
+        "A step of its own in the options: each person's mother, father and partner (other "
+        "people of the home) and sex, all optional. Memory then reads a question's words of "
+        'family as the people they mean to whoever asks ("my wife", "Mum", "Oma", '
+        '"Megan\'s dad"); see *Memory*.'
+    ),
+)
 
 N1_ENABLED = _pass_enabled("n1_enabled", "N+1 pass (noticing after every reply)")
 N1_MODEL = _pass_model("n1_model", "N+1 pass")
@@ -682,7 +757,8 @@ def options_schema(values: Values) -> probatio.Schema:
 def _rows(strings: Mapping[str, Any]) -> Iterator[tuple[str, Row]]:
     """(English label, option) of every option in the form's order, a section's after it.
 
-    The per-entity consent comes last, labelled as the options menu names its step.
+    The per-entity consent and the family come last, labelled as the options menu names their
+    steps.
     """
     steps = strings["options"]["step"]
     form = steps["settings"]
@@ -692,6 +768,7 @@ def _rows(strings: Mapping[str, Any]) -> Iterator[tuple[str, Row]]:
             labels = form["sections"][option.key]["data"]
             yield from ((labels[inner.key], inner) for inner in option.fields)
     yield steps["init"]["menu_options"][ENTITY_CONSENT.key], ENTITY_CONSENT
+    yield steps["init"]["menu_options"][FAMILY.key], FAMILY
 
 
 def render_markdown(strings: Mapping[str, Any]) -> str:

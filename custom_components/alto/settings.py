@@ -16,6 +16,7 @@ from homeassistant.const import CONF_API_KEY
 from . import options as opt
 from .act.tiers import Tier
 from .const import CONF_URL
+from .memory.kin import Kin
 from .memory.server import ChromaServer
 from .options import ReplyChannel
 
@@ -59,6 +60,7 @@ class AltoSettings:
     surfacer_wait: float  # seconds the reply waits for a thought
     consent: Mapping[str, str]  # {domain: tier} overrides of the default consent tiers
     entity_consent: Mapping[str, Tier]  # {entity id: tier} where the user changed Alto's judgement
+    family: Mapping[str, Kin]  # {person entity id: their mother, father, partner and sex}
     reply_channel_option: str  # as chosen: "auto", "json" or "markers"
     think: bool  # Ollama's `think`: whether a thinking model thinks before it answers
     # The reflect organ's passes (section `reflect` of the options). A disabled pass is never
@@ -142,6 +144,7 @@ class AltoSettings:
             surfacer_wait=opt.SURFACER_WAIT.read(values),
             consent=opt.CONSENT.read(values),
             entity_consent=opt.ENTITY_CONSENT.read(values),
+            family=opt.FAMILY.read(values),
             reply_channel_option=opt.REPLY_CHANNEL.read(values),
             think=opt.THINK.read(values),
             n1=one_pass(opt.N1_ENABLED, opt.N1_MODEL),

@@ -132,6 +132,7 @@ from custom_components.alto.const import (
     CONF_EMBEDDING_MODEL,
     CONF_MEMORY_MODE,
     DEFAULT_NUM_CTX,
+    DOMAIN,
 )
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.intake import NO_PAIRS, run_intake
@@ -419,6 +420,50 @@ class SetMarks:
         return _compact(items)
 
 
+# Each set's family as its household would tell it (the options' Family step): each person's
+# mother, father and partner among the set's people, and sex, where the set makes them clear.
+# Written for each set by someone who read it (for BLIND_EIGHTH, not the one who chose the rule).
+FAMILIES: dict[str, dict[str, dict[str, str]]] = json.loads(
+    (DATA / "families.json").read_text(encoding="utf-8")
+)
+
+
+async def _asked(hass: HomeAssistant, reader: MemoryOrgan, data: dict[str, Any]) -> list[list[str]]:
+    """Each question ranked through the memory reader, as a turn of its person reads it."""
+    users = {user.name: user.id for user in await hass.auth.async_get_users() if user.name}
+    by_text = {u["text"]: u["id"] for u in data["utterances"]}
+    return [
+        [
+            by_text[line.split("] ", 1)[1].removesuffix("\n")]
+            for line in await reader.async_turn_block(
+                q["text"], viewer=users[q["asked_by"].title()]
+            )
+        ]
+        for q in data["questions"]
+    ]
+
+
+async def _family_rows(
+    hass: HomeAssistant, organ: MemoryOrgan, data: dict[str, Any], family: dict[str, Any]
+) -> dict[str, list[list[str]]]:
+    """Each question through the memory reader asked by its person, no alias set: without the
+    family, then with `family` told (the entry reloaded with it, as the options flow leaves it)."""
+    registry = er.async_get(hass)
+    for person in data["people"]:
+        registry.async_update_entity(f"person.{person}", aliases=[])
+    rows = {"Alto now, asked by its person": await _asked(hass, organ, data)}
+    entry = hass.config_entries.async_entries(DOMAIN)[0]
+    told = {
+        f"person.{p}": {k: f"person.{v}" if k != "sex" else v for k, v in said.items()}
+        for p, said in family.items()
+    }
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "family": told})
+    await hass.async_block_till_done()
+    assert memory(hass) is not organ  # reloaded with the family
+    rows["Alto now, asked by its person, the family told"] = await _asked(hass, memory(hass), data)
+    return rows
+
+
 def _alias(hass: HomeAssistant, name: str) -> None:
     """Give each person of set `name` the voice aliases its household would."""
     registry = er.async_get(hass)
@@ -703,6 +748,8 @@ async def test_recall(
             ]
             for q in questions
         ]
+    if name in FAMILIES:  # through the memory reader, as a turn reads the block
+        rankings |= await _family_rows(hass, organ, data, FAMILIES[name])
     counts = {
         kind: sum(u["kind"] == kind for u in data["utterances"])
         for kind in ("fact", "correction", "question", "command", "ack")

@@ -20,6 +20,7 @@ from custom_components.alto.options import (
     ACTION_MODEL,
     EMBEDDING_MODEL,
     ENTITY_CONSENT,
+    FAMILY,
     MODEL,
     OFFERED_DOMAINS,
     PLAIN_REPLY_FALLBACK,
@@ -258,7 +259,7 @@ async def open_settings(
     """Open the options and pick the settings form from the menu."""
     result = await hass.config_entries.options.async_init(entry.entry_id)
     assert result["type"] is FlowResultType.MENU
-    assert result["menu_options"] == ["settings", ENTITY_CONSENT.key]
+    assert result["menu_options"] == ["settings", ENTITY_CONSENT.key, FAMILY.key]
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {"next_step_id": "settings"}
     )

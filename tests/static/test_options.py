@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from homeassistant.helpers.selector import NumberSelector
 
 from custom_components.alto import options as opt
 from custom_components.alto.act.tiers import ALWAYS_ASKED, DEFAULT_TIERS, Tier
+from custom_components.alto.memory.kin import Kin
 from custom_components.alto.settings import AltoSettings
 
 ROOT = Path(__file__).parents[2]
@@ -27,8 +29,8 @@ DATA = {"url": "http://ollama:11434", opt.MODEL.key: CHAT, "embedding_model": "e
 DECLARED = [v for v in vars(opt).values() if isinstance(v, opt.Row | opt.ServedModel)]
 IN_REFLECT = set(opt.REFLECT.fields)
 EVERY_OPTION = [*opt.OPTION_FIELDS, *opt.REFLECT.fields]
-# The options menu: the settings form and the per-entity consent list.
-MENU = {"settings", opt.ENTITY_CONSENT.key}
+# The options menu: the settings form, the per-entity consent list and the family.
+MENU = {"settings", opt.ENTITY_CONSENT.key, opt.FAMILY.key}
 # Empty, these fall back to the chat model.
 CHAT_MODEL_WHEN_EMPTY = {
     opt.SURFACER_MODEL,
@@ -52,7 +54,14 @@ def label_problems(strings: Mapping[str, Any]) -> list[str]:
     reflect = {o.key for o in opt.REFLECT.fields}
     models = {o.key for o in opt.MODEL_FIELDS}
     expected: list[tuple[str, Any, set[str]]] = [
-        ("options.step", steps, {"init", "settings", opt.ENTITY_CONSENT.key}),
+        ("options.step", steps, {"init", "settings", *MENU, "family_member"}),
+        ("options.step.family.data", steps[opt.FAMILY.key]["data"], {"person"}),
+        (
+            "options.step.family_member.data",
+            steps["family_member"]["data"],
+            {*opt.KIN_PEOPLE, "sex"},
+        ),
+        ("selector.sex", strings["selector"]["sex"]["options"], set(opt.SEXES)),
         ("options.step.init.menu_options", steps["init"]["menu_options"], MENU),
         ("options.step.settings.data", form["data"], {o.key for o in opt.OPTION_FIELDS}),
         ("options.step.settings.data_description", form["data_description"], plain),
@@ -103,7 +112,13 @@ def test_the_label_check_finds_a_missing_and_a_stray_label() -> None:
 
 def test_every_declared_option_has_one_place_and_its_own_key() -> None:
     """Each option of the module sits in exactly one form, section or step; no key is used twice."""
-    places = [*opt.MODEL_FIELDS, *opt.OPTION_FIELDS, *opt.REFLECT.fields, opt.ENTITY_CONSENT]
+    places = [
+        *opt.MODEL_FIELDS,
+        *opt.OPTION_FIELDS,
+        *opt.REFLECT.fields,
+        opt.ENTITY_CONSENT,
+        opt.FAMILY,
+    ]
     assert sorted(map(id, places)) == sorted(map(id, DECLARED))
     keys = [o.key for o in places]
     assert len(keys) == len(set(keys))
@@ -136,7 +151,7 @@ def table_default(option: opt.Row) -> object:
     """The value the table says an unset option has."""
     if option in CHAT_MODEL_WHEN_EMPTY:
         return CHAT
-    if isinstance(option, opt.Consent | opt.EntityConsent):
+    if isinstance(option, opt.Consent | opt.EntityConsent | opt.Family):
         return {}
     return getattr(option, "default", None)
 
@@ -154,7 +169,16 @@ def other_value(option: opt.Row) -> object:
             return {"light": Tier.CONFIRM_FIRST.value}
         case opt.EntityConsent():
             return {"light.kitchen": Tier.CONFIRM_FIRST.value}
+        case opt.Family():
+            return {"person.megan": Kin(mother="person.lisa", father="person.gary", sex="f")}
     return "something:typed"
+
+
+def as_stored(value: object) -> object:
+    """`value` as an entry's options hold it: a family's people as mappings of what was said."""
+    if isinstance(value, dict) and all(isinstance(v, Kin) for v in value.values()):
+        return {p: {k: v for k, v in asdict(kin).items() if v} for p, kin in value.items()}
+    return value
 
 
 def placed(option: opt.Row, value: object) -> dict[str, object]:
@@ -165,6 +189,7 @@ def placed(option: opt.Row, value: object) -> dict[str, object]:
 SETTABLE: list[opt.Row] = [
     *(o for o in EVERY_OPTION if not isinstance(o, opt.Section)),
     opt.ENTITY_CONSENT,
+    opt.FAMILY,
 ]
 
 
@@ -178,7 +203,7 @@ def test_settings_default_to_the_table(option: opt.Row) -> None:
 def test_settings_read_each_option_under_its_key(option: opt.Row) -> None:
     """A value set under the option's key (in its section) is the setting."""
     value = other_value(option)
-    settings = AltoSettings.from_mapping({**DATA, **placed(option, value)})
+    settings = AltoSettings.from_mapping({**DATA, **placed(option, as_stored(value))})
     assert setting(settings, option) == value
 
 

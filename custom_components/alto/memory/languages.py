@@ -25,6 +25,7 @@ to ("Ta, love."), which every language's acknowledgements now hold.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -64,6 +65,32 @@ class Language:
     # stand before the noun the genitive would follow ("mon anniversaire"), so a word for a
     # word would not read as the language does.
     first_person: Mapping[str, str] = MappingProxyType({})
+    # Words of family (`kin`): each word or phrase, as its words are read, to the relation it
+    # names ("mum" -> "mother"); `kin_alone` those also said alone for the asker's own ("Mum",
+    # "Oma"); `possessives` the asker's own ("my", "our", "m'n").
+    kin: Mapping[str, str] = MappingProxyType({})
+    kin_alone: frozenset[str] = frozenset()
+    possessives: frozenset[str] = frozenset()
+
+    @property
+    def kin_words(self) -> int:
+        """The most words a word of family is said in ("mother in law": 3)."""
+        return max((len(k.split()) for k in self.kin), default=1)
+
+
+def _kin(**kinds: str) -> Mapping[str, str]:
+    """`kin` of a language: for each relation, its words and phrases, comma-separated.
+
+    A hyphen is read as a space ("mother in law", "grand mère"); a relation ending "_f" or "_m"
+    names only a woman or a man (`kin.relatives` reads it as "child:f").
+    """
+    return MappingProxyType(
+        {
+            " ".join(w.split()): re.sub(r"_([fm])$", r":\1", kind)
+            for kind, ws in kinds.items()
+            for w in ws.split(",")
+        }
+    )
 
 
 def _forms(
@@ -122,6 +149,36 @@ ENGLISH: Final = Language(
         "my mine",
         {"i'm": "{name} is", "i've": "{name} has", "i'll": "{name} will", "i'd": "{name} would"},
     ),
+    kin=_kin(
+        mother="mum, mom, mam, mummy, mommy, mammy, mother, ma, mama",
+        father="dad, daddy, father, pa, papa, da",
+        parent="parents, folks",
+        partner="partner, spouse",
+        partner_m="husband, hubby",
+        partner_f="wife, missus",
+        child="kid, kids, child, children",
+        child_m="son, lad, boy",
+        child_f="daughter, lass, girl",
+        sibling="sibling, siblings",
+        sibling_m="brother, bro",
+        sibling_f="sister, sis",
+        grandmother="nan, nana, nanna, gran, granny, grandma, grandmother, grandmum",
+        grandfather="grandad, granddad, grandpa, grandfather, gramps",
+        grandparent="grandparents",
+        grandchild="grandchild, grandchildren, grandkid, grandkids",
+        grandchild_m="grandson",
+        grandchild_f="granddaughter",
+        mother_in_law="mother in law, mum in law, mom in law",
+        father_in_law="father in law, dad in law",
+        parent_in_law="in laws, parents in law",
+        child_in_law_m="son in law",
+        child_in_law_f="daughter in law",
+    ),
+    kin_alone=_words(
+        "mum mom mam mummy mommy mammy ma mama dad daddy pa papa nan nana nanna gran granny "
+        "grandma grandad granddad grandpa"
+    ),
+    possessives=_words("my our"),
 )
 
 GERMAN: Final = Language(
@@ -177,6 +234,35 @@ GERMAN: Final = Language(
     genitive=True,
     switches=_words("an aus ein zu auf hoch runter lauter leiser heller dunkler"),
     first_person=_forms("ich mich mir", "mein meine meinen meinem meiner meines meins"),
+    kin=_kin(
+        mother="mama, mutti, mami, mutter",
+        father="papa, vati, papi, vater",
+        parent="eltern",
+        partner="partner, partnerin",
+        partner_m="mann, ehemann, gatte",
+        partner_f="frau, ehefrau, gattin",
+        child="kind, kinder",
+        child_m="sohn, sohnemann",
+        child_f="tochter",
+        sibling="geschwister",
+        sibling_m="bruder, brüderchen",
+        sibling_f="schwester, schwesterchen",
+        grandmother="oma, omi, großmutter",
+        grandfather="opa, opi, großvater",
+        grandparent="großeltern",
+        grandchild="enkel, enkelkind, enkelkinder",
+        grandchild_m="enkelsohn",
+        grandchild_f="enkelin, enkeltochter",
+        mother_in_law="schwiegermutter, schwiegermama",
+        father_in_law="schwiegervater, schwiegerpapa",
+        parent_in_law="schwiegereltern",
+        child_in_law_m="schwiegersohn",
+        child_in_law_f="schwiegertochter",
+    ),
+    kin_alone=_words("mama mutti mami papa vati papi oma omi opa opi"),
+    possessives=_words(
+        "mein meine meinen meinem meiner meines unser unsere unseren unserem unserer unseres"
+    ),
 )
 
 FRENCH: Final = Language(
@@ -217,6 +303,32 @@ FRENCH: Final = Language(
         "mensuel tôt tard chaque tous"
     ),
     elided=_words("l d j m t s n c qu jusqu lorsqu puisqu quoiqu presqu"),
+    kin=_kin(
+        mother="maman, mère",
+        father="papa, père",
+        parent="parents",
+        partner_m="mari, époux, conjoint, compagnon",
+        partner_f="femme, épouse, conjointe, compagne",
+        child="enfant, enfants",
+        child_m="fils",
+        child_f="fille",
+        sibling="frères, sœurs",
+        sibling_m="frère",
+        sibling_f="sœur, soeur",
+        grandmother="grand mère, mamie, mémé, mamy",
+        grandfather="grand père, papi, papy, pépé",
+        grandparent="grands parents",
+        grandchild="petits enfants, petit enfant",
+        grandchild_m="petit fils",
+        grandchild_f="petite fille",
+        mother_in_law="belle mère",
+        father_in_law="beau père",
+        parent_in_law="beaux parents",
+        child_in_law_m="gendre, beau fils",
+        child_in_law_f="belle fille",
+    ),
+    kin_alone=_words("maman papa mamie mémé mamy papi papy pépé"),
+    possessives=_words("mon ma mes notre nos"),
 )
 
 SPANISH: Final = Language(
@@ -258,6 +370,33 @@ SPANISH: Final = Language(
         "medianoche mañana tarde noche hora horas hoy diario semanal quincenal mensual temprano "
         "pronto cada"
     ),
+    kin=_kin(
+        mother="madre, mamá, mami",
+        father="padre, papá, papi",
+        parent="padres",
+        partner="pareja",
+        partner_m="marido, esposo",
+        partner_f="esposa, mujer",
+        child="hijos",
+        child_m="hijo",
+        child_f="hija, hijas",
+        sibling="hermanos",
+        sibling_m="hermano",
+        sibling_f="hermana, hermanas",
+        grandmother="abuela, abuelita",
+        grandfather="abuelo, abuelito",
+        grandparent="abuelos",
+        grandchild="nietos",
+        grandchild_m="nieto",
+        grandchild_f="nieta, nietas",
+        mother_in_law="suegra",
+        father_in_law="suegro",
+        parent_in_law="suegros",
+        child_in_law_m="yerno",
+        child_in_law_f="nuera",
+    ),
+    kin_alone=_words("mamá mami papá papi abuela abuelita abuelo abuelito"),
+    possessives=_words("mi mis nuestro nuestra nuestros nuestras"),
 )
 
 DUTCH: Final = Language(
@@ -307,6 +446,32 @@ DUTCH: Final = Language(
     ),
     switches=_words("aan uit omhoog omlaag harder zachter"),
     first_person=_forms("ik mij me mezelf", "mijn m'n"),
+    kin=_kin(
+        mother="mam, mama, ma, mams, moeder",
+        father="pap, papa, pa, paps, vader",
+        parent="ouders",
+        partner="partner",
+        partner_m="man, echtgenoot",
+        partner_f="vrouw, echtgenote",
+        child="kind, kinderen",
+        child_m="zoon, zoontje",
+        child_f="dochter, dochtertje",
+        sibling_m="broer, broertje",
+        sibling_f="zus, zusje, zuster",
+        grandmother="oma, omi, grootmoeder",
+        grandfather="opa, grootvader",
+        grandparent="grootouders",
+        grandchild="kleinkind, kleinkinderen",
+        grandchild_m="kleinzoon",
+        grandchild_f="kleindochter",
+        mother_in_law="schoonmoeder, schoonmama",
+        father_in_law="schoonvader, schoonpapa",
+        parent_in_law="schoonouders",
+        child_in_law_m="schoonzoon",
+        child_in_law_f="schoondochter",
+    ),
+    kin_alone=_words("mam mama ma mams pap papa pa paps oma omi opa"),
+    possessives=_words("mijn m'n ons onze"),
 )
 
 ITALIAN: Final = Language(
@@ -349,6 +514,32 @@ ITALIAN: Final = Language(
         "quotidiano settimanale mensile presto tardi ogni"
     ),
     elided=_words("l dell dall nell sull all coll un d c quest quell tutt"),
+    kin=_kin(
+        mother="madre, mamma",
+        father="padre, papà, babbo",
+        parent="genitori",
+        partner_m="marito, compagno",
+        partner_f="moglie, compagna",
+        child="figli",
+        child_m="figlio",
+        child_f="figlia, figlie",
+        sibling="fratelli",
+        sibling_m="fratello",
+        sibling_f="sorella, sorelle",
+        grandmother="nonna",
+        grandfather="nonno",
+        grandparent="nonni",
+        grandchild="nipotini",
+        grandchild_m="nipotino",
+        grandchild_f="nipotina",
+        mother_in_law="suocera",
+        father_in_law="suocero",
+        parent_in_law="suoceri",
+        child_in_law_m="genero",
+        child_in_law_f="nuora",
+    ),
+    kin_alone=_words("mamma papà babbo nonna nonno"),
+    possessives=_words("mio mia miei mie nostro nostra nostri nostre"),
 )
 
 # By Alto's language order; a tie in `detect` goes to the first.

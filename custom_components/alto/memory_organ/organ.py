@@ -165,7 +165,9 @@ class MemoryOrgan:
             model_digest=lambda: self.model_digest,
             table=lambda: self._table,
         )
-        self._reader = MemoryReader(hass, store=store, embedder=self._embedder)
+        self._reader = MemoryReader(
+            hass, store=store, embedder=self._embedder, family=settings.family
+        )
         self._forget_listeners: list[ForgetListener] = []
         self._renames = freshness.Renames(hass, entry_id, store)
         # The entry's unload may not run when Home Assistant stops: close on the stop event,

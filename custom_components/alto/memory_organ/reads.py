@@ -6,7 +6,9 @@ their own limit and fields, so what they return is what a turn with room for as 
 would read, in the same order. Reads take no writer lock: the store's locked methods read its
 resident state while a write goes on. People are named in the turn's block by their Home
 Assistant user names; a question that calls someone by an alias of their person ("Grandma") is
-read as naming them, by both scores: the words it is searched with and the text it is embedded as.
+read as naming them, by both scores: the words it is searched with and the text it is embedded as;
+so is one that calls someone by a word of family the household's family gives ("my wife", "Mum"
+asked by a child, "Oma": `memory.kin`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from functools import partial
+from types import MappingProxyType
 
 from homeassistant.components.person import ATTR_USER_ID
 from homeassistant.components.person import DOMAIN as PERSON_DOMAIN
@@ -24,7 +27,8 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
 from ..memory import recall
-from ..memory.lexical import with_names
+from ..memory.kin import Family, meant
+from ..memory.lexical import WORD, with_names
 from ..memory.pipeline import embedding_codes
 from ..memory.records import Row
 from ..memory.references import MAX_REFERENCE_BYTES, MAX_REFERENCES
@@ -62,14 +66,47 @@ def _async_aliases(
     return aliases
 
 
+@callback
+def _async_kin(
+    hass: HomeAssistant, family: Family, names: Mapping[str, str], asker: str | None, text: str
+) -> list[str]:
+    """The names of the people `text` calls by a word of family (`memory.kin.meant`).
+
+    `family` is by person entity id; the asker is the person of the `asker` user id, and a
+    person's name is read in the text by each of its words ("Megan's dad" for Megan Hill).
+    """
+    if not family:
+        return []
+    known: dict[str, str] = {}
+    called: dict[str, str] = {}
+    whose = None
+    for state in hass.states.async_all(PERSON_DOMAIN):
+        user = state.attributes.get(ATTR_USER_ID)
+        if asker is not None and user == asker:
+            whose = state.entity_id
+        said = [n for n in (state.name, names.get(user or "")) if n]
+        known[state.entity_id] = " ".join(dict.fromkeys(said))
+        for word in WORD.findall(" ".join(said).casefold()):
+            called.setdefault(word, state.entity_id)
+    return sorted({known[p] for p in meant(text, whose, family, called) if known.get(p)})
+
+
 class MemoryReader:
     """The memories one entry's store offers for a text, ranked one way for every reader."""
 
-    def __init__(self, hass: HomeAssistant, *, store: MemoryStore, embedder: Embedder) -> None:
-        """Read `store`, embedding queries with `embedder`."""
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        *,
+        store: MemoryStore,
+        embedder: Embedder,
+        family: Family = MappingProxyType({}),
+    ) -> None:
+        """Read `store`, embedding queries with `embedder`, with the household's `family`."""
         self._hass = hass
         self._store = store
         self._embedder = embedder
+        self._family = family
 
     @callback
     def warm(self, entry_id: str) -> None:
@@ -102,9 +139,12 @@ class MemoryReader:
         line = partial(recall.memory_line, now=int(dt_util.utcnow().timestamp()), names=names)
         if not self._store.has_rows():
             return [], line
-        # Both scores read the query with the names of those it calls by an alias: "When is
-        # Grandma's birthday?" is embedded, as it is read for words, with "Rosa" after it.
+        # Both scores read the query with the names of those it calls by an alias or a word of
+        # family: "When is Grandma's birthday?" is embedded, as it is read for words, with "Rosa"
+        # after it, and "When is my wife's birthday?" asked by Gary with "Lisa".
         words = with_names(text, _async_aliases(self._hass, names, viewer))
+        if kin := _async_kin(self._hass, self._family, names, viewer, text):
+            words = " ".join([words, *kin])
         codes = embedding_codes((await self._embedder.queries([words]))[0])
         if (size := self._store.dim) is not None and codes.size != size:
             raise HomeAssistantError(
