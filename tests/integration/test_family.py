@@ -59,8 +59,10 @@ async def tell(hass: HomeAssistant, entry: MockConfigEntry, person: str, **kin: 
 async def test_the_family_steps_store_each_person_and_keep_the_other_options(
     hass: HomeAssistant, setup_alto: MockConfigEntry
 ) -> None:
-    """Each person's answers are stored by person; the others' and every other option stay;
-    a person told nothing is not stored; the form shows what was told."""
+    """Each person's answers are stored by person; the others' and every other option stay.
+
+    The form shows what was told; a person told nothing is not stored.
+    """
     await people(hass)
     hass.config_entries.async_update_entry(setup_alto, options={"assistant_name": "Pip"})
     await hass.async_block_till_done()
@@ -103,8 +105,10 @@ async def test_the_family_step_aborts_without_people(
 async def test_a_word_of_family_reads_as_the_person_it_means_to_the_asker(
     hass: HomeAssistant, setup_alto: MockConfigEntry, fake_ollama: FakeOllama
 ) -> None:
-    """After the family is told, each question is embedded with the names it means to its asker:
-    Ana's memory comes first for "my wife" asked by Ben, and "Mum" is Ana to Leo, Rosa to Ana."""
+    """Each question is embedded with the names it means to its asker, once the family is told.
+
+    Ana's memory comes first for "my wife" asked by Ben, and "Mum" is Ana to Leo, Rosa to Ana.
+    """
     users = await people(hass)
     await tell(hass, setup_alto, "person.ana", mother="person.rosa", partner="person.ben")
     await tell(hass, setup_alto, "person.leo", mother="person.ana")
