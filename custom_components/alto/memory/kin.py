@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .languages import Language
-from .lexical import _CLITIC, WORD, _folded, language
+from .lexical import folded_words, language, without_clitic
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +139,8 @@ def meant(query: str, asker: str | None, family: Family, called: Mapping[str, st
     if not family:
         return set()
     lang = language(query)
-    words = _folded(WORD.findall(query))
-    bare = [_CLITIC.sub("", word) for word in words]  # "son's" is a son
+    words = folded_words(query)
+    bare = [without_clitic(word) for word in words]  # "son's" is a son
     found: set[str] = set()
     at = 0
     while at < len(words):

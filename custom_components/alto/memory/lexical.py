@@ -80,12 +80,12 @@ def terms(text: str, code: str = "") -> Terms:
 @lru_cache(maxsize=65536)
 def language(text: str) -> Language:
     """The language `text` is read in (`languages.detect`; cached by text)."""
-    return detect(_folded(WORD.findall(text)))
+    return detect(folded_words(text))
 
 
 def count_terms(text: str, code: str = "") -> Counter[str]:
     """`terms` uncached: what reads many texts once (the store's corpus) keeps only its words."""
-    words = _folded(WORD.findall(text))
+    words = folded_words(text)
     lang = LANGUAGES[code] if code else detect(words)
     found = Counter(_term(lang, word) for word in words)
     found.pop("", None)
@@ -94,7 +94,7 @@ def count_terms(text: str, code: str = "") -> Counter[str]:
 
 def stems(lang: Language, words: Iterable[str]) -> set[str]:
     """The terms of `words` (each as a text's words are read) in `lang`, function words aside."""
-    return {t for word in _folded(WORD.findall(" ".join(words))) if (t := _term(lang, word))}
+    return {t for word in folded_words(" ".join(words)) if (t := _term(lang, word))}
 
 
 def form_words(text: str) -> list[str]:
@@ -106,8 +106,18 @@ def form_words(text: str) -> list[str]:
     return [
         word
         for word, folded in zip(words, _folded(words), strict=True)
-        if _CLITIC.sub("", folded) in lang.questions or not _term(lang, folded)
+        if without_clitic(folded) in lang.questions or not _term(lang, folded)
     ]
+
+
+def folded_words(text: str) -> list[str]:
+    """The words of `text` casefolded, each apostrophe as "'", as every rule here reads them."""
+    return _folded(WORD.findall(text))
+
+
+def without_clitic(word: str) -> str:
+    """A casefolded word without the clitic an apostrophe joins to it ("son's" is "son")."""
+    return _CLITIC.sub("", word)
 
 
 def _folded(words: list[str]) -> list[str]:
@@ -130,7 +140,7 @@ def _term(lang: Language, word: str) -> str:
     cache = _TERMS[lang.code]
     found = cache.get(word)
     if found is None:
-        bare = _CLITIC.sub("", word)
+        bare = without_clitic(word)
         while (cut := bare.find("'")) > 0 and bare[:cut] in lang.elided:
             bare = bare[cut + 1 :]
         found = _stem(lang, bare) if bare and bare not in lang.function_words else ""
