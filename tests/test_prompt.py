@@ -1,9 +1,10 @@
-"""The home snapshot in the prompt: every exposed entity counted, the first ones shown."""
+"""The home snapshot in the prompt (every exposed entity counted, the first ones shown) and the
+line on who is speaking."""
 
 from __future__ import annotations
 
 from custom_components.alto.channel.markers import ACTION_MARK, SPEECH_MARK
-from custom_components.alto.prompt import EntityLine, home_snapshot
+from custom_components.alto.prompt import EntityLine, home_snapshot, speaker_line
 
 
 def test_the_snapshot_shows_the_first_entities_by_id_and_counts_the_rest() -> None:
@@ -23,3 +24,13 @@ def test_the_snapshot_shows_the_first_entities_by_id_and_counts_the_rest() -> No
     assert home_snapshot(entities[:2], limit=3).count("\n") == 2
     assert home_snapshot([]) == "No devices are shared with you."
     assert ACTION_MARK not in home_snapshot([EntityLine("a.b", ACTION_MARK, None, "x")])
+
+
+def test_the_speaker_line_names_the_speaker_and_their_family() -> None:
+    """By name, each relative with what they are to them; nothing for no one; marks taken out."""
+    assert speaker_line(None) == ""
+    assert speaker_line("Gary") == "You are speaking with Gary."
+    assert speaker_line("Gary", [("Lisa", "wife"), ("Megan", "daughter")]) == (
+        "You are speaking with Gary. Their family at home: Lisa (wife), Megan (daughter)."
+    )
+    assert SPEECH_MARK not in speaker_line(f"Ga{SPEECH_MARK}ry", [(f"Li{SPEECH_MARK}sa", "wife")])

@@ -11,7 +11,7 @@ beside the parser that reads the answer, since each is one contract with its sch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,6 +65,21 @@ def identity_line(name: str | None) -> str:
     return "Nobody has told you your name yet; if asked, say so."
 
 
+def speaker_line(name: str | None, family: Sequence[tuple[str, str]] = ()) -> str:
+    """Who is speaking, by their Home Assistant name, and their family at home.
+
+    Each relative by name and what they are to the speaker ("Lisa (wife)"); empty for a
+    speaker no one signed in as.
+    """
+    if not name:
+        return ""
+    line = f"You are speaking with {neutralized(name)}."
+    if family:
+        told = ", ".join(neutralized(f"{other} ({what})") for other, what in family)
+        line += f" Their family at home: {told}."
+    return line
+
+
 def home_snapshot(entities: Iterable[EntityLine], limit: int = 150) -> str:
     """A compact, stable listing of the exposed entities and their states."""
     ordered = sorted(entities, key=lambda e: e.entity_id)
@@ -99,17 +114,20 @@ def situation(
     now: datetime,
     frame_of_mind: str = "",
     impressions: str = "",
+    speaker: str = "",
 ) -> str:
     """What changes between turns, in a system message after the history.
 
-    The home snapshot, the current time, the speaker's frame of mind line and Alto's impressions
-    section (the reflect organ's, both in the speaker's own scope; each left out when empty).
+    The home snapshot, the current time, who is speaking (`speaker_line`), the speaker's frame of
+    mind line and Alto's impressions section (the reflect organ's, both in the speaker's own
+    scope; each left out when empty).
     Placed before the history, a light switched or a minute passed would make the model read the
     whole history again.
     """
     parts = [
         home_snapshot(entities),
         f"The current time is {now.strftime('%A %Y-%m-%d %H:%M')}.",
+        speaker,
         frame_of_mind,
         impressions,
     ]

@@ -54,6 +54,7 @@ from .model_client import REPLY_TOKENS, THINKING_TOKENS, ModelFailure, classify_
 from .options import ReplyChannel
 from .prompt import device_states, situation, system_prompt
 from .reflect_organ.organ import TurnReflection, TurnReflector
+from .speaker import async_speaker_line
 
 type Messages = list[dict[str, str]]
 
@@ -107,7 +108,7 @@ async def _run_turn(
     # keeps it only once it was delivered (step 6).
     held = await runtime.organ.async_resolve_pending(user_input.text, turn)
     buffer.add(*_breadcrumbs([held] if held else []))
-    thoughts, recalled, reflected = await asyncio.gather(
+    thoughts, recalled, reflected, speaking = await asyncio.gather(
         runtime.thoughts.async_surface(
             user_input.text, actor, (conversation_id, speaker), buffer.episode()
         ),
@@ -115,6 +116,7 @@ async def _run_turn(
         if runtime.memory
         else _nothing(),
         reflecting.async_context(),
+        async_speaker_line(hass, runtime.settings.family, actor),
     )
     buffer.add(*thoughts)
     # What changes from turn to turn comes after the history: the prefix stays the same.
@@ -122,7 +124,7 @@ async def _run_turn(
         {"role": "system", "content": _system_prompt(hass, runtime)},
         *buffer.messages(actor),
         *({"role": e.role, "content": e.content} for e in reflected.noticing),
-        {"role": "system", "content": _situation(runtime, reflected)},
+        {"role": "system", "content": _situation(runtime, reflected, speaking)},
         *([{"role": "system", "content": neutralized(recalled)}] if recalled else []),
         {"role": "user", "content": user_input.text},
     ]
@@ -276,12 +278,13 @@ def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
     )
 
 
-def _situation(runtime: AltoRuntime, reflected: TurnReflection) -> str:
+def _situation(runtime: AltoRuntime, reflected: TurnReflection, speaker: str) -> str:
     return situation(
         entities=runtime.organ.index.entity_lines(),
         now=dt_util.now(),
         frame_of_mind=reflected.frame_of_mind,
         impressions=reflected.impressions,
+        speaker=speaker,
     )
 
 

@@ -18,7 +18,7 @@ from custom_components.alto.const import CONF_EMBEDDING_MODEL, CONF_MODEL, CONF_
 from custom_components.alto.options import FAMILY
 
 from ..fake_ollama import CHAT_MODEL, EMBED_MODEL, FakeOllama
-from .helpers import memory, remember
+from .helpers import converse, memory, remember, situation_of
 
 ANAS = "The reading specs live in the bedside drawer."
 PEOPLE = ("Rosa", "Ana", "Ben", "Leo")
@@ -129,3 +129,28 @@ async def test_a_word_of_family_reads_as_the_person_it_means_to_the_asker(
         await organ.async_turn_block(question, viewer=asker)
         _, sent = fake_ollama.requests[-1]  # the question, then its form (if not sent before)
         assert sent["input"][0].endswith(f"{question}{read}"), (question, asker)
+
+
+async def test_the_turn_tells_the_model_who_is_speaking_and_their_family(
+    hass: HomeAssistant, setup_alto: MockConfigEntry, fake_ollama: FakeOllama
+) -> None:
+    """A signed-in speaker is named with their family at home; a satellite's turn names no one.
+
+    Ben is no one's father here, so to Rosa he is a child-in-law, not a son-in-law.
+    """
+    users = await people(hass)
+    await tell(hass, setup_alto, "person.ana", mother="person.rosa", partner="person.ben")
+    await tell(hass, setup_alto, "person.leo", mother="person.ana", sex="m")
+    fake_ollama.reply("ok")
+    await converse(hass, "hello", context=Context(user_id=users["Ben"]))
+    assert (
+        "You are speaking with Ben. Their family at home: Ana (wife), Leo (son), "
+        "Rosa (mother-in-law)." in situation_of(fake_ollama.chat_requests[-1])
+    )
+    await converse(hass, "hello", context=Context(user_id=users["Rosa"]))
+    assert (
+        "You are speaking with Rosa. Their family at home: Ana (daughter), Leo (grandson), "
+        "Ben (child-in-law)." in situation_of(fake_ollama.chat_requests[-1])
+    )
+    await converse(hass, "hello")
+    assert "You are speaking" not in situation_of(fake_ollama.chat_requests[-1])

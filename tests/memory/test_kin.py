@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.alto.memory.kin import Family, Kin, meant, relatives
+from custom_components.alto.memory.kin import Family, Kin, meant, relations, relatives
 from custom_components.alto.memory.languages import LANGUAGES
 
 # Rosa is Ana's mother; Ana and Ben are partners; Leo (a boy) and Mia are their children, though
@@ -115,3 +115,25 @@ def test_relations_follow_from_mother_father_and_partner() -> None:
     assert relatives(FAMILY, "ben", "partner:f") == {"ana"}  # Leo's mother
     assert relatives(FAMILY, "ana", "partner:f") == set()  # Ben is Mia's father
     assert relatives(FAMILY, "rosa", "grandchild:f") == {"mia"}
+
+
+def test_the_prompt_names_each_relative_once_by_what_they_are() -> None:
+    """The closest relation first, by sex where it is known, everyone else of the family once."""
+    assert relations(FAMILY, "ben") == [
+        ("ana", "wife"),
+        ("leo", "son"),
+        ("mia", "daughter"),
+        ("rosa", "mother-in-law"),
+    ]
+    assert relations(FAMILY, "leo") == [
+        ("ana", "mother"),
+        ("ben", "father"),
+        ("mia", "sister"),
+        ("rosa", "grandmother"),
+    ]
+    assert relations(FAMILY, "rosa") == [
+        ("ana", "daughter"),
+        ("leo", "grandson"),
+        ("mia", "granddaughter"),
+        ("ben", "son-in-law"),
+    ]

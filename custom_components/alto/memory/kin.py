@@ -158,3 +158,35 @@ def meant(query: str, asker: str | None, family: Family, called: Mapping[str, st
             break
         at += 1
     return found - ({asker} if asker else set())
+
+
+# How the turn's prompt names a relative (`relations`): each kind in this order, the first that
+# holds, as a woman, a man, or either.
+_LABELS = (
+    ("partner", "wife", "husband", "partner"),
+    ("mother", "mother", "mother", "mother"),
+    ("father", "father", "father", "father"),
+    ("child", "daughter", "son", "child"),
+    ("sibling", "sister", "brother", "sibling"),
+    ("grandmother", "grandmother", "grandmother", "grandmother"),
+    ("grandfather", "grandfather", "grandfather", "grandfather"),
+    ("grandchild", "granddaughter", "grandson", "grandchild"),
+    ("mother_in_law", "mother-in-law", "mother-in-law", "mother-in-law"),
+    ("father_in_law", "father-in-law", "father-in-law", "father-in-law"),
+    ("child_in_law", "daughter-in-law", "son-in-law", "child-in-law"),
+)
+
+
+def relations(family: Family, person: str) -> list[tuple[str, str]]:
+    """Everyone `family` relates to `person`, each with what they are to them, in English.
+
+    "wife", "son", "mother-in-law": the prompt tells the model who the speaker's family are.
+    """
+    found: list[tuple[str, str]] = []
+    named: set[str] = {person}
+    for kind, woman, man, either in _LABELS:
+        for other in sorted(_related(family, person, kind) - named):
+            sex = _sex(family, other)
+            found.append((other, woman if sex == "f" else man if sex == "m" else either))
+            named.add(other)
+    return found
