@@ -1,5 +1,4 @@
-"""The home snapshot in the prompt (every exposed entity counted, the first ones shown) and the
-line on who is speaking."""
+"""The prompt's home snapshot (every exposed entity counted, the first shown) and speaker line."""
 
 from __future__ import annotations
 

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.components import conversation
+from homeassistant.components.person import ATTR_USER_ID
+from homeassistant.components.person import DOMAIN as PERSON_DOMAIN
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import TemplateError
 from homeassistant.helpers import intent, template
@@ -48,13 +50,13 @@ from .const import LOGGER
 from .coordinator import AltoConfigEntry, AltoRuntime
 from .errors import async_error_result
 from .history import BufferEntry, TurnBuffer
+from .memory.kin import Kin, relations
 from .model.calls import Message
 from .model.prompt_cache import Prefix
 from .model_client import REPLY_TOKENS, THINKING_TOKENS, ModelFailure, classify_failure, described
 from .options import ReplyChannel
-from .prompt import device_states, situation, system_prompt
+from .prompt import device_states, situation, speaker_line, system_prompt
 from .reflect_organ.organ import TurnReflection, TurnReflector
-from .speaker import async_speaker_line
 
 type Messages = list[dict[str, str]]
 
@@ -116,7 +118,7 @@ async def _run_turn(
         if runtime.memory
         else _nothing(),
         reflecting.async_context(),
-        async_speaker_line(hass, runtime.settings.family, actor),
+        _async_speaker(hass, runtime.settings.family, actor),
     )
     buffer.add(*thoughts)
     # What changes from turn to turn comes after the history: the prefix stays the same.
@@ -276,6 +278,27 @@ def _system_prompt(hass: HomeAssistant, runtime: AltoRuntime) -> str:
         assistant_name=settings.assistant_name,
         json_channel=_json(runtime),
     )
+
+
+async def _async_speaker(
+    hass: HomeAssistant, family: Mapping[str, Kin], user_id: str | None
+) -> str:
+    """Who is speaking (`prompt.speaker_line`); empty for no user (a voice satellite).
+
+    The user the turn comes from (a name said in the text proves nothing), by their person's name
+    (Settings → People) or else their user's, with their family at home as the options' Family
+    step told it.
+    """
+    if user_id is None:
+        return ""
+    people = hass.states.async_all(PERSON_DOMAIN)
+    person = next((p for p in people if p.attributes.get(ATTR_USER_ID) == user_id), None)
+    if person is None:
+        user = await hass.auth.async_get_user(user_id)
+        return speaker_line(user.name if user else None)
+    names = {p.entity_id: p.name for p in people}
+    kin = [(names[o], what) for o, what in relations(family, person.entity_id) if o in names]
+    return speaker_line(person.name, kin)
 
 
 def _situation(runtime: AltoRuntime, reflected: TurnReflection, speaker: str) -> str:
