@@ -57,7 +57,8 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   one who chose the rule, who did not read it.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
-put first to `DIR/<set>.txt`, each with the answer, the memory it replaced, and the memory first
+put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
+to `DIR/<set>.family.txt`), each with the answer, the memory it replaced, and the memory first
 instead: what a rule is chosen on (never a set it is then measured on).
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
@@ -775,7 +776,9 @@ async def test_recall(
     )
     _print(heading, data, rankings)
     if folder := os.environ.get("ALTO_RECALL_MISSES"):
-        _write_misses(Path(folder) / f"{name}.txt", data, rankings["Alto now (+ newer first)"])
+        _write_misses(Path(folder) / f"{name}.txt", data, rankings[MAIN])
+        if FAMILY_TOLD in rankings:
+            _write_misses(Path(folder) / f"{name}.family.txt", data, rankings[FAMILY_TOLD])
     for row in (MAIN, FAMILY_TOLD):
         if row in rankings:
             found = _counts(data, rankings[row])
