@@ -401,7 +401,9 @@ class Family(Row):
 
     def read(self, values: Values) -> dict[str, Kin]:
         """Each stored person's `Kin`; a value that is no person or sex is left out."""
-        stored: Values = values.get(self.key) or {}
+        stored = values.get(self.key)
+        if not isinstance(stored, Mapping):
+            return {}
         family = {}
         for person, said in stored.items():
             if not isinstance(said, Mapping):

@@ -244,3 +244,13 @@ def test_each_number_box_has_the_table_s_bounds_and_default(option: opt.Number[A
         option.step,
     )
     assert marker.default() == option.default
+
+
+def test_a_stored_family_keeps_only_what_reads_as_one() -> None:
+    """Anything else stored under the family's key, or inside it, is left out, not an error."""
+    assert opt.FAMILY.read({opt.FAMILY.key: "Lisa"}) == {}
+    stored = {
+        "person.megan": {"mother": "person.lisa", "father": 7, "partner": "", "sex": "x"},
+        "person.leo": "son",
+    }
+    assert opt.FAMILY.read({opt.FAMILY.key: stored}) == {"person.megan": Kin(mother="person.lisa")}
