@@ -439,19 +439,27 @@ FAMILIES: dict[str, dict[str, dict[str, str]]] = json.loads(
 )
 
 
-async def _asked(hass: HomeAssistant, reader: MemoryOrgan, data: dict[str, Any]) -> list[list[str]]:
-    """Each question ranked through the memory reader, as a turn of its person reads it."""
-    users = {user.name: user.id for user in await hass.auth.async_get_users() if user.name}
+async def _read(
+    reader: MemoryOrgan, data: dict[str, Any], viewers: dict[str, str] | None = None
+) -> list[list[str]]:
+    """Each question ranked through the memory reader (the turn's block, as its lines), asked by
+    its person's user (`viewers`, their user ids by name) or, without them, by no one."""
     by_text = {u["text"]: u["id"] for u in data["utterances"]}
     return [
         [
             by_text[line.split("] ", 1)[1].removesuffix("\n")]
             for line in await reader.async_turn_block(
-                q["text"], viewer=users[q["asked_by"].title()]
+                q["text"], viewer=viewers[q["asked_by"].title()] if viewers else None
             )
         ]
         for q in data["questions"]
     ]
+
+
+async def _asked(hass: HomeAssistant, reader: MemoryOrgan, data: dict[str, Any]) -> list[list[str]]:
+    """Each question ranked through the memory reader, as a turn of its person reads it."""
+    users = {user.name: user.id for user in await hass.auth.async_get_users() if user.name}
+    return await _read(reader, data, users)
 
 
 async def _family_rows(
@@ -756,14 +764,7 @@ async def test_recall(
     }
     if name in ALIASES:  # through the memory reader, as a turn reads the block
         _alias(hass, name)
-        by_text = {u["text"]: u["id"] for u in data["utterances"]}
-        rankings["Alto now, the grandparent's alias set"] = [
-            [
-                by_text[line.split("] ", 1)[1].removesuffix("\n")]
-                for line in await organ.async_turn_block(q["text"], viewer=None)
-            ]
-            for q in questions
-        ]
+        rankings["Alto now, the grandparent's alias set"] = await _read(organ, data)
     if name in FAMILIES:  # through the memory reader, as a turn reads the block
         rankings |= await _family_rows(hass, organ, data, FAMILIES[name])
     counts = {

@@ -36,29 +36,22 @@ type Family = Mapping[str, Kin]
 
 
 def _parents(family: Family, person: str) -> set[str]:
-    return {p for p in (_mother(family, person), _father(family, person)) if p}
+    return {p for p in (_parent(family, person, "mother"), _parent(family, person, "father")) if p}
 
 
-def _mother(family: Family, person: str) -> str | None:
-    """Their mother; else their father's partner (the one parent the household named)."""
+def _parent(family: Family, person: str, which: str) -> str | None:
+    """Their mother or father (`which`); else the partner of the one parent the household named."""
     kin = family.get(person, Kin())
-    if kin.mother:
-        return kin.mother
-    return next(iter(_partners(family, kin.father)), None) if kin.father else None
-
-
-def _father(family: Family, person: str) -> str | None:
-    """Their father; else their mother's partner."""
-    kin = family.get(person, Kin())
-    if kin.father:
-        return kin.father
-    return next(iter(_partners(family, kin.mother)), None) if kin.mother else None
+    if named := getattr(kin, which):
+        return str(named)
+    other = kin.father if which == "mother" else kin.mother
+    return next(iter(sorted(_partners(family, other))), None) if other else None
 
 
 def _partners(family: Family, person: str) -> set[str]:
     """Whom they named as partner and who named them, one way being enough."""
-    named = {family[person].partner} if person in family and family[person].partner else set()
-    return {str(p) for p in named} | {q for q, kin in family.items() if kin.partner == person}
+    named = family.get(person, Kin()).partner
+    return {q for q, kin in family.items() if kin.partner == person} | ({named} if named else set())
 
 
 def _children(family: Family, person: str) -> set[str]:
@@ -93,10 +86,8 @@ def relatives(family: Family, person: str, kind: str) -> set[str]:
 
 def _related(family: Family, person: str, kind: str) -> set[str]:
     match kind:
-        case "mother":
-            return {m} if (m := _mother(family, person)) else set()
-        case "father":
-            return {f} if (f := _father(family, person)) else set()
+        case "mother" | "father":
+            return {p} if (p := _parent(family, person, kind)) else set()
         case "parent":
             return _parents(family, person)
         case "partner":

@@ -41,54 +41,41 @@ _NO_BUDGET = sys.maxsize
 
 
 @callback
-def _async_aliases(
-    hass: HomeAssistant, names: Mapping[str, str], asker: str | None
-) -> dict[str, str]:
-    """What the household calls each person -> their names (`lexical.with_names`).
+def _async_read_as(
+    hass: HomeAssistant, family: Family, names: Mapping[str, str], asker: str | None, text: str
+) -> str:
+    """`text` followed by the names of the people it calls by an alias or a word of family.
 
     A person (Settings → People) is called by their name and by their entity's voice aliases
     ("Grandma"); their names are the person's and, for one linked to a user, the user's, which
-    is how what they said is read. Never the `asker`'s (a user id): no one calls themselves by
-    what the household calls them, so "When is my mum's birthday?" asked by the person the
-    children call Mum is about her mother.
+    is how what they said is read (`lexical.with_names`). Never by the `asker`'s aliases (a user
+    id): no one calls themselves by what the household calls them, so "When is my mum's
+    birthday?" asked by the person the children call Mum is about her mother. A word of family
+    means whom `family` (by person entity id) makes it mean to the asker's person
+    (`memory.kin.meant`), a person's name read in the text by each of its words ("Megan's dad"
+    for Megan Hill).
     """
     registry = er.async_get(hass)
     aliases: dict[str, str] = {}
-    for state in hass.states.async_all(PERSON_DOMAIN):
-        if asker is not None and state.attributes.get(ATTR_USER_ID) == asker:
-            continue
-        called = {state.name}
-        if (entry := registry.async_get(state.entity_id)) is not None:
-            called.update(er.async_get_entity_aliases(hass, entry))
-        user_name = names.get(state.attributes.get(ATTR_USER_ID) or "")
-        known = " ".join(dict.fromkeys(n for n in (state.name, user_name) if n))
-        aliases.update((alias, known) for alias in called if alias)
-    return aliases
-
-
-@callback
-def _async_kin(
-    hass: HomeAssistant, family: Family, names: Mapping[str, str], asker: str | None, text: str
-) -> list[str]:
-    """The names of the people `text` calls by a word of family (`memory.kin.meant`).
-
-    `family` is by person entity id; the asker is the person of the `asker` user id, and a
-    person's name is read in the text by each of its words ("Megan's dad" for Megan Hill).
-    """
-    if not family:
-        return []
     known: dict[str, str] = {}
     called: dict[str, str] = {}
     whose = None
     for state in hass.states.async_all(PERSON_DOMAIN):
         user = state.attributes.get(ATTR_USER_ID)
-        if asker is not None and user == asker:
-            whose = state.entity_id
         said = [n for n in (state.name, names.get(user or "")) if n]
         known[state.entity_id] = " ".join(dict.fromkeys(said))
         for word in WORD.findall(" ".join(said).casefold()):
             called.setdefault(word, state.entity_id)
-    return sorted({known[p] for p in meant(text, whose, family, called) if known.get(p)})
+        if asker is not None and user == asker:
+            whose = state.entity_id
+            continue
+        calls = {state.name}
+        if (entry := registry.async_get(state.entity_id)) is not None:
+            calls.update(er.async_get_entity_aliases(hass, entry))
+        aliases.update((alias, known[state.entity_id]) for alias in calls if alias)
+    words = with_names(text, aliases)
+    kin = sorted({known[p] for p in meant(text, whose, family, called) if known.get(p)})
+    return " ".join([words, *kin])
 
 
 class MemoryReader:
@@ -142,9 +129,7 @@ class MemoryReader:
         # Both scores read the query with the names of those it calls by an alias or a word of
         # family: "When is Grandma's birthday?" is embedded, as it is read for words, with "Rosa"
         # after it, and "When is my wife's birthday?" asked by Gary with "Lisa".
-        words = with_names(text, _async_aliases(self._hass, names, viewer))
-        if kin := _async_kin(self._hass, self._family, names, viewer, text):
-            words = " ".join([words, *kin])
+        words = _async_read_as(self._hass, self._family, names, viewer, text)
         codes = embedding_codes((await self._embedder.queries([words]))[0])
         if (size := self._store.dim) is not None and codes.size != size:
             raise HomeAssistantError(
