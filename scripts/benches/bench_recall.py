@@ -50,11 +50,15 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_de_7.json` (Köln), `blind_nl_7.json` (Nijmegen) after it, each trio first run on it and
   the rule before, side by side; then `blind_en_7.json` (Norwich), `blind_de_8.json` (Hannover),
   `blind_nl_8.json` (Zwolle) while the household's family was built on the others, first run on
-  it (`BLIND_EIGHTH`).
+  it (`BLIND_EIGHTH`); then `blind_en_8.json` (Southampton), `blind_de_9.json` (Münster),
+  `blind_nl_9.json` (Leiden) while the query adapter was learnt, first run on it and the rule
+  before, side by side (`BLIND_NINTH`). The query adapter learnt from none of these two trios
+  (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before them, and households
+  written for it in `adapter_data/`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
-  them clear), written by someone who read the set; for `BLIND_EIGHTH` by someone other than the
-  one who chose the rule, who did not read it.
+  them clear), written by someone who read the set; for `BLIND_EIGHTH` and `BLIND_NINTH` by
+  someone other than the one who chose the rule, who did not read them.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
@@ -70,7 +74,8 @@ same embeddings:
   block before this rule; these embeddings are fetched apart, without E5's prefixes);
 - every other method uses the embeddings Alto stores and queries with now, E5's ``passage: ``
   and ``query: `` prefixes (`memory.instructions`), each memory after its speaker's name
-  (`memory.pipeline.said_by`), each question with its form taken out (`memory.question_form`):
+  (`memory.pipeline.said_by`), each question with its form taken out (`memory.question_form`)
+  and mapped by the model's query adapter (`memory.query_adapter`):
 - exact int8 cosine: over every row;
 - Chroma HNSW: the store's records in a collection with Chroma's default index, queried with
   the question's embedding;
@@ -80,6 +85,8 @@ same embeddings:
 - + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 8:1
   (`memory.recall.rank`);
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
+- without the query adapter: the same, each question as the model embeds it (less its form),
+  not mapped; the summary pools it beside the main row;
 - with the grandparent's alias set: each person a Home Assistant person, the grandparent's entity
   carrying the alias the household calls them by (ALIASES), the block read as a turn reads it
   (`MemoryOrgan.async_turn_block`: a question saying "Grandma" names Rosa, in the words it is
@@ -127,6 +134,7 @@ from dataclasses import astuple, dataclass, replace
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import chromadb
 import numpy as np
@@ -433,7 +441,8 @@ class SetMarks:
 
 # Each set's family as its household would tell it (the options' Family step): each person's
 # mother, father and partner among the set's people, and sex, where the set makes them clear.
-# Written for each set by someone who read it (for BLIND_EIGHTH, not the one who chose the rule).
+# Written for each set by someone who read it (for BLIND_EIGHTH and BLIND_NINTH, not the one who
+# chose the rule).
 FAMILIES: dict[str, dict[str, dict[str, str]]] = json.loads(
     (DATA / "families.json").read_text(encoding="utf-8")
 )
@@ -679,6 +688,7 @@ def _score(data: dict[str, Any], rankings: dict[str, list[list[str]]]) -> dict[s
 # Alto's block on each set `test_recall` ran, by row and the set's language, for the summary.
 _BY_LANGUAGE: dict[tuple[str, str], list[tuple[str, Counts]]] = {}
 MAIN = "Alto now (+ newer first)"
+PLAIN = "Alto now, without the query adapter"
 FAMILY_TOLD = "Alto now, asked by its person, the family told"
 
 
@@ -687,7 +697,7 @@ def _summary() -> Iterator[None]:
     """After the sets that ran: Alto's block pooled over each language's sets, as the bench's
     main row and, where a set's family is known, as told it."""
     yield
-    for row in (MAIN, FAMILY_TOLD):
+    for row in (PLAIN, MAIN, FAMILY_TOLD):
         pooled_rows = sorted((lang, found) for (r, lang), found in _BY_LANGUAGE.items() if r == row)
         if not pooled_rows:
             continue
@@ -727,6 +737,9 @@ BLIND_SEVENTH = ["blind_en_6", "blind_de_7", "blind_nl_7"]
 # Written while a household's family was tried on the sets above, first run on it and the rule
 # before, side by side.
 BLIND_EIGHTH = ["blind_en_7", "blind_de_8", "blind_nl_8"]
+# Written while the query adapter was learnt (from neither this trio nor the one before), first
+# run on it and the rule before it, side by side.
+BLIND_NINTH = ["blind_en_8", "blind_de_9", "blind_nl_9"]
 SETS = [
     "household",
     "heldout",
@@ -739,6 +752,7 @@ SETS = [
     *BLIND_SIXTH,
     *BLIND_SEVENTH,
     *BLIND_EIGHTH,
+    *BLIND_NINTH,
 ]
 
 
@@ -762,6 +776,10 @@ async def test_recall(
         method: await _ranked(hass, ranking, questions, vectors)
         for method, ranking in methods.items()
     }
+    # The same block with each question as the model embeds it, not mapped by its adapter.
+    with patch.object(organ._embedder, "_adapter", None):
+        plain = await organ.embed_queries([q["text"] for q in questions])
+    rankings[PLAIN] = await _ranked(hass, _block(organ.store, names), questions, plain)
     if name in ALIASES:  # through the memory reader, as a turn reads the block
         _alias(hass, name)
         rankings["Alto now, the grandparent's alias set"] = await _read(organ, data)
@@ -780,7 +798,7 @@ async def test_recall(
         _write_misses(Path(folder) / f"{name}.txt", data, rankings[MAIN])
         if FAMILY_TOLD in rankings:
             _write_misses(Path(folder) / f"{name}.family.txt", data, rankings[FAMILY_TOLD])
-    for row in (MAIN, FAMILY_TOLD):
+    for row in (PLAIN, MAIN, FAMILY_TOLD):
         if row in rankings:
             found = _counts(data, rankings[row])
             _BY_LANGUAGE.setdefault((row, data.get("language", "en")), []).append((name, found))

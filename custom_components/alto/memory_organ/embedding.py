@@ -16,6 +16,7 @@ import ollama
 from homeassistant.core import HomeAssistant
 
 from ..memory.instructions import instructions_for
+from ..memory.query_adapter import adapter_for
 from ..memory.question_form import question_form, without_form
 from ..model.calls import Embed
 from ..model.ollama_io import embed_for
@@ -36,6 +37,7 @@ class Embedder:
         """Embed with `model` on `client`, with the role prefixes that model expects."""
         self._embed_model = embed_for(client, model)
         self._instructions = instructions_for(model)
+        self._adapter = adapter_for(model)
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
 
     async def documents(self, texts: list[str], *, anew: bool = False) -> list[list[float]]:
@@ -49,16 +51,18 @@ class Embedder:
     async def queries(self, texts: list[str]) -> list[list[float]]:
         """Embeddings of `texts` as queries (what recall and the turn's selection embed).
 
-        Each with what its form draws taken out (`memory.question_form`): the texts and their
-        forms are embedded in one request.
+        Each with what its form draws taken out (`memory.question_form`), then mapped by the
+        model's query adapter where one was learnt for it (`memory.query_adapter`): the texts and
+        their forms are embedded in one request.
         """
         forms = [question_form(text) for text in texts]
         vectors = await self._embed(self._instructions.query, [*texts, *filter(None, forms)])
         formed = iter(vectors[len(texts) :])
-        return [
+        asked = [
             without_form(vector, next(formed)) if form else vector
             for vector, form in zip(vectors[: len(texts)], forms, strict=True)
         ]
+        return asked if self._adapter is None else [self._adapter(vector) for vector in asked]
 
     async def _embed(
         self, prefix: str, texts: list[str], *, anew: bool = False
