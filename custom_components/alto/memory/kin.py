@@ -42,9 +42,9 @@ def _parents(family: Family, person: str) -> set[str]:
 def _parent(family: Family, person: str, which: str) -> str | None:
     """Their mother or father (`which`); else the partner of the one parent the household named."""
     kin = family.get(person, Kin())
-    if named := getattr(kin, which):
-        return str(named)
-    other = kin.father if which == "mother" else kin.mother
+    named, other = (kin.mother, kin.father) if which == "mother" else (kin.father, kin.mother)
+    if named:
+        return named
     return next(iter(sorted(_partners(family, other))), None) if other else None
 
 
