@@ -54,11 +54,14 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_nl_9.json` (Leiden) while the query adapter was learnt, first run on it and the rule
   before, side by side (`BLIND_NINTH`). The query adapter learnt from none of these two trios
   (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before them, and households
-  written for it in `adapter_data/`).
+  written for it in `adapter_data/`); then `blind_en_9.json` (Norwich), `blind_de_10.json`
+  (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule for corrections said without
+  a word of change was tried on the others, first run on it and the rule before, side by side
+  (`BLIND_TENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
-  them clear), written by someone who read the set; for `BLIND_EIGHTH` and `BLIND_NINTH` by
-  someone other than the one who chose the rule, who did not read them.
+  them clear), written by someone who read the set; for `BLIND_EIGHTH`, `BLIND_NINTH` and
+  `BLIND_TENTH` by someone other than the one who chose the rule, who did not read them.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
@@ -441,8 +444,8 @@ class SetMarks:
 
 # Each set's family as its household would tell it (the options' Family step): each person's
 # mother, father and partner among the set's people, and sex, where the set makes them clear.
-# Written for each set by someone who read it (for BLIND_EIGHTH and BLIND_NINTH, not the one who
-# chose the rule).
+# Written for each set by someone who read it (for BLIND_EIGHTH, BLIND_NINTH and BLIND_TENTH, not
+# the one who chose the rule).
 FAMILIES: dict[str, dict[str, dict[str, str]]] = json.loads(
     (DATA / "families.json").read_text(encoding="utf-8")
 )
@@ -740,6 +743,9 @@ BLIND_EIGHTH = ["blind_en_7", "blind_de_8", "blind_nl_8"]
 # Written while the query adapter was learnt (from neither this trio nor the one before), first
 # run on it and the rule before it, side by side.
 BLIND_NINTH = ["blind_en_8", "blind_de_9", "blind_nl_9"]
+# Written while step 3's rule for corrections said without a word of change was tried on the sets
+# above, first run on it and the rule before it, side by side.
+BLIND_TENTH = ["blind_en_9", "blind_de_10", "blind_nl_10"]
 SETS = [
     "household",
     "heldout",
@@ -753,6 +759,7 @@ SETS = [
     *BLIND_SEVENTH,
     *BLIND_EIGHTH,
     *BLIND_NINTH,
+    *BLIND_TENTH,
 ]
 
 
