@@ -57,11 +57,13 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   written for it in `adapter_data/`); then `blind_en_9.json` (Norwich), `blind_de_10.json`
   (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule for corrections said without
   a word of change was tried on the others, first run on it and the rule before, side by side
-  (`BLIND_TENTH`).
+  (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster), `blind_de_11.json` (Osnabrück),
+  `blind_nl_11.json` (Almere) after that rule was chosen, first run on it, the rule before it and
+  a value said inside a German or Dutch compound, side by side (`BLIND_ELEVENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
-  them clear), written by someone who read the set; for `BLIND_EIGHTH`, `BLIND_NINTH` and
-  `BLIND_TENTH` by someone other than the one who chose the rule, who did not read them.
+  them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
+  trios after it by someone other than the one who chose the rule, who did not read them.
 
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
@@ -444,8 +446,8 @@ class SetMarks:
 
 # Each set's family as its household would tell it (the options' Family step): each person's
 # mother, father and partner among the set's people, and sex, where the set makes them clear.
-# Written for each set by someone who read it (for BLIND_EIGHTH, BLIND_NINTH and BLIND_TENTH, not
-# the one who chose the rule).
+# Written for each set by someone who read it (for BLIND_EIGHTH and the trios after it, not the one
+# who chose the rule).
 FAMILIES: dict[str, dict[str, dict[str, str]]] = json.loads(
     (DATA / "families.json").read_text(encoding="utf-8")
 )
@@ -746,6 +748,9 @@ BLIND_NINTH = ["blind_en_8", "blind_de_9", "blind_nl_9"]
 # Written while step 3's rule for corrections said without a word of change was tried on the sets
 # above, first run on it and the rule before it, side by side.
 BLIND_TENTH = ["blind_en_9", "blind_de_10", "blind_nl_10"]
+# Written after that rule was chosen, first run on it, the rule before it and a value said inside a
+# German or Dutch compound, side by side.
+BLIND_ELEVENTH = ["blind_en_10", "blind_de_11", "blind_nl_11"]
 SETS = [
     "household",
     "heldout",
@@ -760,6 +765,7 @@ SETS = [
     *BLIND_EIGHTH,
     *BLIND_NINTH,
     *BLIND_TENTH,
+    *BLIND_ELEVENTH,
 ]
 
 
