@@ -216,9 +216,15 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
         scores = np.asarray(similar([older], later))[0]
         return bool(scores[later.index(newer)] == scores.max())
 
+    fused_place = {row.id: place for place, row in enumerate(order)}  # before any row moves
+
+    def changed_value(newer: Row, older: Row) -> bool:  # said so, or ranked just after it
+        just_after = fused_place[older.id] == fused_place[newer.id] - 1
+        return holds_value(older) and (changes_value(newer) or (just_after and holds_value(newer)))
+
     def updates(newer: Row, older: Row) -> bool:
         return shares_subject(newer, older, weight) or (
-            changes_value(newer) and holds_value(older) and nearest_newer(older, newer)
+            changed_value(newer, older) and nearest_newer(older, newer)
         )
 
     for newer in order[:UPDATING]:

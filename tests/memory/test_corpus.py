@@ -271,7 +271,7 @@ def test_the_nearest_newer_row_is_found_again_as_rows_join_and_leave(tmp_path: P
             )
         )
         assert block() == [2, 1]
-        store.apply(Mutation(2, (_remembered(3, "The fees are 40 a month.", 3, [1.0, 0.1]),)))
+        store.apply(Mutation(2, (_remembered(3, "The fees go by direct debit.", 3, [1.0, 0.1]),)))
         assert block() == [1, 3, 2]  # the fees are more like the mooring: 31 is not its nearest
         store.apply(Mutation(3, supersede=(3,)))
         assert block() == [2, 1]

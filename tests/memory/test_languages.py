@@ -503,6 +503,31 @@ def test_english_reads_as_before() -> None:
     assert said & (recall.VALUES - stems(ENGLISH, ENGLISH.values)) == set()
 
 
+def test_a_compounded_value_opens_no_english_word_that_holds_none() -> None:
+    """German and Dutch values read inside a compound change no English text's reading."""
+    said = set().union(*(terms(t) for t in _english_texts()))
+    opened = {
+        t for t in said if len(t) > recall.VALUE_PART and t.startswith(recall.COMPOUNDED_VALUES)
+    }
+    assert opened <= recall.VALUES  # month names both languages hold ("septemb")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "De grijze kliko moet op dinsdagavond aan de straat.",
+        "Zaterdagochtend halen we brood bij de bakker.",
+        "Gosia komt op maandagmiddag schoonmaken.",
+        "Ich singe mittwochabends im Gospelchor.",
+        "Sonntagnachmittag kommt Oma zum Kaffee.",
+        "Die Putzfrau kommt donnerstagmorgens.",
+    ],
+)
+def test_a_value_inside_a_german_or_dutch_compound_is_a_value(text: str) -> None:
+    """A day inside a compound ("dinsdagavond", "Mittwochabend") is a value."""
+    assert recall.holds_value(_row(1, text))
+
+
 @pytest.mark.parametrize("code", [c for c in LANGUAGES if c != "en"])
 def test_step_three_reads_each_language(code: str) -> None:
     """Each language's words of change and of values are step 3's, stemmed in that language."""

@@ -381,7 +381,8 @@ def test_words_most_rows_hold_do_not_make_one_subject() -> None:
     assert 2 * idf(len(pool), len(pool)) < SUBJECT_BITS << IDF_BITS
     assert not shares_subject(piano, swimming, weights(pool))
     alike = similarity({(1, 2): 980})
-    assert [r.id for r in newer_first([swimming, piano], pool, alike)] == [1, 2]
+    ranked = [swimming, others[0], piano]  # not just after it, so the question tells them apart
+    assert [r.id for r in newer_first(ranked, pool, alike)] == [1, 10, 2]
 
 
 @pytest.mark.parametrize(
@@ -408,17 +409,18 @@ def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool
 
 
 @pytest.mark.parametrize(
-    ("newer", "alike", "moves"),
+    ("newer", "alike", "expected"),
     [
-        ("It's 8825 at the shop now, the security people reset it.", {(1, 2): 900}, True),
+        ("It's 8825 at the shop now, the security people reset it.", {(1, 2): 900}, [2, 1, 3]),
         # A row said after the old one is more like it: the new one is not its nearest newer.
-        ("It's 8825 at the shop now, the security people reset it.", {(1, 3): 950}, False),
-        ("The shop's keypad shows 8825 by the door.", {(1, 2): 900}, False),  # no change
-        ("The security people came round and reset things now.", {(1, 2): 900}, False),
+        # That row, holding a value and ranked just after the old one, goes first instead.
+        ("It's 8825 at the shop now, the security people reset it.", {(1, 3): 950}, [3, 1, 2]),
+        ("The shop's keypad shows 8825 by the door.", {(1, 2): 900}, [1, 3, 2]),  # no change
+        ("The security people came round and reset things now.", {(1, 2): 900}, [1, 3, 2]),
     ],
 )
 def test_a_changed_value_that_shares_no_word_goes_first_when_each_is_the_others_nearest(
-    newer: str, alike: dict[tuple[int, int], int], moves: bool
+    newer: str, alike: dict[tuple[int, int], int], expected: list[int]
 ) -> None:
     """A restated value in other words: "the shop" for "the bakery", and no word in common.
 
@@ -434,7 +436,63 @@ def test_a_changed_value_that_shares_no_word_goes_first_when_each_is_the_others_
     similar = similarity({(1, 2): 800, (1, 3): 100, (2, 3): 100, **alike})
     assert nearest_older([changed], pool, similar) == {2: 1}
     ranked = newer_first([code, hours, changed], pool, similar)
-    assert [r.id for r in ranked] == ([2, 1, 3] if moves else [1, 3, 2])
+    assert [r.id for r in ranked] == expected
+
+
+# A fact restated with its new value and no word of change, in each language Alto speaks: no
+# content word in common, a value in each.
+RESTATED = {
+    "en": ("The recycling goes out on Monday evenings.", "Collection is Thursday mornings."),
+    "de": ("Die Biotonne wird montags geleert.", "Abgeholt wird donnerstags in der Früh."),
+    "nl": ("De groene kliko gaat op dinsdag aan de straat.", "Het gft wordt donderdags opgehaald."),
+    "fr": ("Les poubelles sortent le lundi soir.", "Le ramassage passe le jeudi matin."),
+    "es": ("La basura se saca los lunes por la noche.", "Recogen el jueves por la mañana."),
+    "it": ("La spazzatura si porta fuori il lunedì sera.", "La raccolta passa il giovedì mattina."),
+}
+
+
+@pytest.mark.parametrize("language", sorted(RESTATED))
+@pytest.mark.parametrize(
+    ("ranked", "alike", "expected"),
+    [
+        ([1, 2, 3], {}, [2, 1, 3]),  # ranked just after it: the newer goes first
+        ([1, 3, 2], {}, [1, 3, 2]),  # another row between them: the question tells them apart
+        ([1, 2, 3], {(1, 3): 950}, [1, 2, 3]),  # a later row is more like the old one
+    ],
+)
+def test_a_value_restated_without_a_word_of_change_goes_first_when_ranked_just_after_it(
+    language: str, ranked: list[int], alike: dict[tuple[int, int], int], expected: list[int]
+) -> None:
+    """Said again with its new value and no word of change, by someone else, in other words.
+
+    The newer row goes first when the question ranks it just after the older one and the vectors
+    pair them both ways (each the other's nearest), both holding a value.
+    """
+    said, restated = RESTATED[language]
+    old = row(1, said, day=1)
+    new = row(2, restated, day=20, actor="b" * 32)
+    other = row(3, "The spare key is under the blue pot.", day=5)
+    pool = [old, new, other]
+    assert not shares_subject(new, old, weights(pool))
+    assert recall.holds_value(old)
+    assert recall.holds_value(new)
+    assert not recall.changes_value(new)
+    similar = similarity({(1, 2): 800, (1, 3): 100, (2, 3): 100, **alike})
+    by_id = {r.id: r for r in pool}
+    moved = newer_first([by_id[i] for i in ranked], pool, similar)
+    assert [r.id for r in moved] == expected
+
+
+@pytest.mark.parametrize("language", sorted(RESTATED))
+def test_a_row_without_a_value_ranked_just_after_an_older_one_stays(language: str) -> None:
+    """Ranked just after an older row it is nearest to, but holding no value: no update."""
+    said, _ = RESTATED[language]
+    old = row(1, said, day=1)
+    new = row(2, "Mia loves her piano teacher.", day=20)
+    pool = [old, new]
+    assert not recall.holds_value(new)
+    moved = newer_first([old, new], pool, similarity({(1, 2): 800}))
+    assert [r.id for r in moved] == [1, 2]
 
 
 def test_the_block_keeps_to_its_limits_in_rank_order() -> None:

@@ -27,13 +27,17 @@ all on integers and ids, so the same store and utterance always give the same bl
    bridge at the community centre"), or B says it changes something, both hold a value (a
    number, a day, a time) and each is the other's nearest (A the older row most like B, B the
    newer row most like A): "Harbour master's shifted us nearer the slipway for the winter.
-   We're on 31 now." after "Our mooring's number 23", which share no word. Words common in the
-   pool ("Leo", "school") do not make two rows one subject: "Ben picks Leo up from school" does
-   not update "Leo's school starts at 8:45". Both stay, labelled with when each was said, and
-   the block's heading tells the model the newer holds: no rule on words and vectors tells a
-   correction from a second fact for sure. In mode 2 a correction has already retired what it
-   replaced; this is the rule for sources, which no model has read. Being the nearest, not
-   passing a threshold, keeps the rule free of any one embedding model's scale.
+   We're on 31 now." after "Our mooring's number 23", which share no word; or, with no word of
+   change, both hold a value, each is the other's nearest and the fused score ranks B just after
+   A: the question does not tell them apart, and a correction is often said as a plain fact
+   ("Collection is Thursday mornings." after "The recycling goes out on Monday evenings.").
+   Words common in the pool ("Leo", "school") do not make two rows one subject: "Ben picks Leo
+   up from school" does not update "Leo's school starts at 8:45". Both stay, labelled with when
+   each was said, and the block's heading tells the model the newer holds: no rule on words
+   and vectors tells a correction from a second fact for sure. In mode 2 a correction has
+   already retired what it replaced; this is the rule for sources, which no model has read.
+   Being the nearest and ranked next, not passing a threshold, keeps the rule free of any one
+   embedding model's scale.
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
@@ -81,6 +85,18 @@ SUBJECT_BITS = 8
 # language's (`languages`), each stemmed in its own.
 UPDATE_MARKERS = frozenset(t for lang in LANGUAGES.values() for t in stems(lang, lang.changes))
 VALUES = frozenset(t for lang in LANGUAGES.values() for t in stems(lang, lang.values))
+# Where compounds are written closed a value also opens a word ("dinsdagavond", "Mittwochabend"):
+# the values long enough not to open unrelated words by chance (days, months, "nachmittag").
+VALUE_PART = 6
+COMPOUNDED_VALUES = tuple(
+    sorted(
+        t
+        for lang in LANGUAGES.values()
+        if lang.compounds
+        for t in stems(lang, lang.values)
+        if len(t) >= VALUE_PART
+    )
+)
 _NOT_SUBJECT = VALUES | UPDATE_MARKERS
 _DIGIT = re.compile(r"\d")
 DAY_S = 86400
@@ -126,8 +142,19 @@ def shares_subject(newer: Row, older: Row, weight: Callable[[str], int]) -> bool
 
 
 def holds_value(row: Row) -> bool:
-    """Whether the row's quote holds a value an update changes: a digit, or a VALUES word."""
-    return _DIGIT.search(row.document) is not None or not VALUES.isdisjoint(terms(row.document))
+    """Whether the row's quote holds a value an update changes.
+
+    A digit, a VALUES word, or a word a COMPOUNDED_VALUES word opens.
+    """
+    return _DIGIT.search(row.document) is not None or _has_value_word(row.document)
+
+
+@lru_cache(maxsize=4096)
+def _has_value_word(text: str) -> bool:
+    said = terms(text)
+    return not VALUES.isdisjoint(said) or any(
+        term.startswith(COMPOUNDED_VALUES) for term in said if len(term) > VALUE_PART
+    )
 
 
 def changes_value(row: Row) -> bool:
@@ -344,8 +371,15 @@ def newer_first(
     def same_subject(newer: int, older: int) -> bool:
         return shares_subject(rows[newer], rows[older], weight)
 
+    ranked_at = {position: place for place, position in enumerate(order)}
+
     def changed_value(newer: int, older: int) -> bool:  # the vectors decide (`updates`)
-        return changes_value(rows[newer]) and holds_value(rows[older])
+        # Both hold a value, and the newer says it changes something or ranks just after.
+        if not holds_value(rows[older]):
+            return False
+        if ranked_at[older] == ranked_at[newer] - 1:  # the question cannot tell them apart
+            return holds_value(rows[newer])
+        return changes_value(rows[newer])
 
     def updates(newer: int, older: int) -> bool:
         return same_subject(newer, older) or (
