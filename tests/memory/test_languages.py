@@ -112,6 +112,27 @@ def test_function_words_do_not_score(code: str) -> None:
     assert not _meets(text, text + " Kiwi")
 
 
+@pytest.mark.parametrize(
+    ("code", "text"),
+    [
+        ("nl", "Wat mag m'n dochter niet eten?"),  # "m'" elides only in French, before a vowel
+        ("nl", "Luuk heeft schoenmaat 43 en kledingmaat M."),  # a size, not an elision
+        ("de", "Lena trägt Größe S und Schuhgröße 38."),
+        ("it", "Giulia porta la taglia S e il 37 di scarpe."),
+        ("it", "Un'amica di Giulia viene domani."),
+        ("fr", "L'anniversaire de Léa est en mars."),
+        ("fr", "J'ai rendez-vous chez le dentiste."),
+        ("en", "I'm home by six."),
+        ("de", "Gibt's heute Kuchen?"),
+    ],
+)
+def test_elisions_and_clitics_tell_a_language_only_beside_their_apostrophe(
+    code: str, text: str
+) -> None:
+    """An elision tells its language before an apostrophe, a clitic after; a letter alone, none."""
+    assert language(text).code == code
+
+
 # (language, a sentence with {} for the word, a compound, its head, its first part)
 COMPOUNDS = [
     ("de", "Wo steht die {} von uns?", "Biomülltonne", "Tonne", "Biomüll"),

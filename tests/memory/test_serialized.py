@@ -27,7 +27,7 @@ JOURNAL_SHA256 = "fe32317beb987c36ee7b1445decdcbbbc138d608649974167f8cf74b84b8d3
 # Its header holds the word rules' fingerprint (`corpus.LEXICON`): a change of a word list, as
 # of `informative.ACKNOWLEDGEMENTS`, changes these bytes and nothing else of them.
 CHECKPOINT_SHA256 = (
-    "4a8880e921ec97253fd810df5dfd9b807dafce9dec1b3478082d986ba6fb93a5"  # its entry's hash
+    "a09224e816be7f2548e44e378c52b03898c99f2862ae75f123da594aba07b3a8"  # its entry's hash
 )
 CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
 

@@ -560,9 +560,15 @@ _LISTS = (
     "clitics",
 )
 
-# What tells each language: every word of its lists.
+# What tells each language: every word of its lists, elisions and clitics apart (they tell it only
+# beside their apostrophe).
 _MARKERS: Final = tuple(
-    (lang, frozenset().union(*(getattr(lang, part) for part in _LISTS)))
+    (
+        lang,
+        frozenset().union(*(getattr(lang, p) for p in _LISTS if p not in ("elided", "clitics"))),
+        lang.elided,
+        lang.clitics,
+    )
     for lang in LANGUAGES.values()
 )
 
@@ -570,16 +576,22 @@ _MARKERS: Final = tuple(
 def detect(words: Iterable[str]) -> Language:
     """The language of a text's casefolded `words`: the one most of them tell (`_MARKERS`).
 
-    A word with an apostrophe counts as written and by its pieces ("l'école" is also "l" and
-    "école"). Ties go to the first in LANGUAGES: English when no word tells.
+    A word with an apostrophe counts as written and by its pieces, an elision only before the
+    apostrophe and a clitic only after it ("l'école" is also "l" and "école", "m'n" "m" for
+    French and "n" for Dutch); a letter standing alone (a clothing size "M") tells nothing unless
+    a language lists it as a word. Ties go to the first in LANGUAGES: English when no word tells.
     """
     counts = [0] * len(_MARKERS)
     for word in words:
         pieces = word.split("'")
-        for piece in pieces if len(pieces) == 1 else (word, *pieces):
-            for i, (_, markers) in enumerate(_MARKERS):
-                if piece in markers:
-                    counts[i] += 1
+        for i, (_, markers, elided, clitics) in enumerate(_MARKERS):
+            if word in markers:
+                counts[i] += 1
+            if len(pieces) > 1:
+                counts[i] += sum(
+                    piece in markers or piece in (clitics if j else elided)
+                    for j, piece in enumerate(pieces)
+                )
     return _MARKERS[counts.index(max(counts))][0]  # the first of equals
 
 
