@@ -152,9 +152,7 @@ def holds_value(row: Row) -> bool:
 @lru_cache(maxsize=4096)
 def _has_value_word(text: str) -> bool:
     said = terms(text)
-    return not VALUES.isdisjoint(said) or any(
-        term.startswith(COMPOUNDED_VALUES) for term in said if len(term) > VALUE_PART
-    )
+    return not VALUES.isdisjoint(said) or any(term.startswith(COMPOUNDED_VALUES) for term in said)
 
 
 def changes_value(row: Row) -> bool:
