@@ -59,7 +59,9 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   a word of change was tried on the others, first run on it and the rule before, side by side
   (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster), `blind_de_11.json` (Osnabrück),
   `blind_nl_11.json` (Almere) after that rule was chosen, first run on it, the rule before it and
-  a value said inside a German or Dutch compound, side by side (`BLIND_ELEVENTH`).
+  a value said inside a German or Dutch compound, side by side (`BLIND_ELEVENTH`); then
+  `blind_en_11.json` (Carlisle), `blind_de_12.json` (Trier), `blind_nl_12.json` (Helmond) while
+  step 3's links were learnt from the households in `adapter_data/` (`BLIND_TWELFTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -68,7 +70,7 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
 to `DIR/<set>.family.txt`), each with the answer, the memory it replaced, and the memory first
-instead: what a rule is chosen on (never a set it is then measured on).
+instead (the answer's and the replaced memory's places in brackets): what a rule is chosen on (never a set it is then measured on).
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small
@@ -679,7 +681,8 @@ def _write_misses(path: Path, data: dict[str, Any], ranked: list[list[str]]) -> 
         lines.append(f"{question['id']} [{question['asked_by']}] {question['text']} ({place})")
         lines.append(f"  answer    {said[question['answer']]}")
         if replaced := question.get("superseded"):
-            lines.append(f"  replaced  {said[replaced]}")
+            held = ids.index(replaced) + 1 if replaced in ids else None
+            lines.append(f"  replaced  {said[replaced]} ({held})")
         if ids:
             lines.append(f"  first     {said[ids[0]]}")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -751,6 +754,9 @@ BLIND_TENTH = ["blind_en_9", "blind_de_10", "blind_nl_10"]
 # Written after that rule was chosen, first run on it, the rule before it and a value said inside a
 # German or Dutch compound, side by side.
 BLIND_ELEVENTH = ["blind_en_10", "blind_de_11", "blind_nl_11"]
+# Written while step 3's links were learnt from the households in adapter_data/, before any rule
+# ran on it.
+BLIND_TWELFTH = ["blind_en_11", "blind_de_12", "blind_nl_12"]
 SETS = [
     "household",
     "heldout",
@@ -766,6 +772,7 @@ SETS = [
     *BLIND_NINTH,
     *BLIND_TENTH,
     *BLIND_ELEVENTH,
+    *BLIND_TWELFTH,
 ]
 
 
