@@ -70,7 +70,8 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
 `ALTO_RECALL_MISSES=DIR` writes, for each set run, the questions whose answer "Alto now" does not
 put first to `DIR/<set>.txt` (and, for a set whose family is known, those the family row does not
 to `DIR/<set>.family.txt`), each with the answer, the memory it replaced, and the memory first
-instead (the answer's and the replaced memory's places in brackets): what a rule is chosen on (never a set it is then measured on).
+instead (the answer's and the replaced memory's places in brackets): what a rule is chosen on
+(never a set it is then measured on).
 
 Every utterance enters Alto as mode 1 keeps a turn (a source row, said on its day),
 through the memory organ of a real Home Assistant whose embedding model is multilingual-e5-small
@@ -89,7 +90,7 @@ same embeddings:
 - BM25 alone: the lexical score over every row (`tests/memory/recall_reference.bm25`, the scan
   the turn's indexed score matches);
 - informative only: cosine over the rows that compete (`memory.informative`);
-- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 8:1
+- + fusion: cosine and BM25 (which reads who said a row), each scaled to the pool, added 32:1
   (`memory.recall.rank`);
 - Alto now: the turn's block as a turn gets it (`MemoryStore.turn_block`: + newer first);
 - without the query adapter: the same, each question as the model embeds it (less its form),

@@ -15,9 +15,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from custom_components.alto.memory import update_link
 from custom_components.alto.memory.corpus import competes
 from custom_components.alto.memory.lexical import (
     ALIKE,
+    IDF_BITS,
     MIN_PART,
     PREFIX,
     Terms,
@@ -31,10 +33,10 @@ from custom_components.alto.memory.recall import (
     COSINE_WEIGHT,
     LEXICAL_WEIGHT,
     UPDATING,
-    changes_value,
+    content_words,
     fit,
     holds_value,
-    shares_subject,
+    says_change,
 )
 from custom_components.alto.memory.records import Row
 from custom_components.alto.memory.references import MAX_REFERENCE_BYTES, MAX_REFERENCES
@@ -218,14 +220,27 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
 
     fused_place = {row.id: place for place, row in enumerate(order)}  # before any row moves
 
-    def changed_value(newer: Row, older: Row) -> bool:  # said so, or ranked just after it
-        just_after = fused_place[older.id] == fused_place[newer.id] - 1
-        return holds_value(older) and (changes_value(newer) or (just_after and holds_value(newer)))
-
     def updates(newer: Row, older: Row) -> bool:
-        return shares_subject(newer, older, weight) or (
-            changed_value(newer, older) and nearest_newer(older, newer)
+        common = content_words(newer.document) & content_words(older.document)
+        both = holds_value(newer) and holds_value(older)
+        if not (both or says_change(newer) or common):
+            return False
+        mutual = nearest_newer(older, newer)
+        if both and mutual and fused_place[older.id] == fused_place[newer.id] - 1:
+            return True
+        others = [r for r in pool if r.id != newer.id]
+        scores = [int(x) for x in np.asarray(similar([newer], others))[0]]
+        score = scores[others.index(older)]
+        pair = update_link.Pair(
+            standing=update_link.standing(
+                score, len(scores), sum(scores), sum(x * x for x in scores)
+            ),
+            mutual=mutual,
+            shared=sum(map(weight, common)) / (1 << IDF_BITS),
+            change=says_change(newer),
+            values=both,
         )
+        return update_link.updates(pair)
 
     for newer in order[:UPDATING]:
         place = order.index(newer)

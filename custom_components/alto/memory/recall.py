@@ -20,24 +20,20 @@ all on integers and ids, so the same store and utterance always give the same bl
    themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
-   rows said before B) and they speak of the same thing (`shares_subject`): the content words
-   both hold, values and numbers aside, are rare in the pool ("school bus" in "the school bus
-   comes at 7:30" after "Sofia's school bus leaves Carlton Road at 7:40"), or B says it changes
-   something and they share a word at all ("Bridge has moved to the golf club" after "I play
-   bridge at the community centre"), or B says it changes something, both hold a value (a
-   number, a day, a time) and each is the other's nearest (A the older row most like B, B the
-   newer row most like A): "Harbour master's shifted us nearer the slipway for the winter.
-   We're on 31 now." after "Our mooring's number 23", which share no word; or, with no word of
-   change, both hold a value, each is the other's nearest and the fused score ranks B just after
-   A: the question does not tell them apart, and a correction is often said as a plain fact
+   rows said before B), words could link them (a value in both: a number, a day, a time; a word
+   of change in B: "now", "moved", "jetzt"; or a content word both hold, values aside), and
+   either the update link weighs them as one (`update_link`: how far A stands out among B's
+   scores against the pool, whether B is also the newer row most like A, how rare their shared
+   words are, B's word of change, a value in both; odds learnt from written households), or,
+   both holding a value and each the other's nearest, the fused score ranks B just after A:
+   the question does not tell them apart, and a correction is often said as a plain fact
    ("Collection is Thursday mornings." after "The recycling goes out on Monday evenings.").
-   Words common in the pool ("Leo", "school") do not make two rows one subject: "Ben picks Leo
-   up from school" does not update "Leo's school starts at 8:45". Both stay, labelled with when
-   each was said, and the block's heading tells the model the newer holds: no rule on words
-   and vectors tells a correction from a second fact for sure. In mode 2 a correction has
-   already retired what it replaced; this is the rule for sources, which no model has read.
-   Being the nearest and ranked next, not passing a threshold, keeps the rule free of any one
-   embedding model's scale.
+   Both stay, labelled with when each was said, and the block's heading tells the model the
+   newer holds: nothing read from words and vectors tells a correction from a second fact of
+   one kind for sure ("My birthday is the 3rd" after "Grandma's birthday is the 14th"). In mode
+   2 a correction has already retired what it replaced; this is the rule for sources, which no
+   model has read. A standing in the newer row's own spread, being the nearest and being ranked
+   next keep the rule free of any one embedding model's scale.
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
@@ -53,10 +49,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from . import update_link
 from .corpus import INT64_SAFE, Corpus, View
 from .languages import LANGUAGES
 from .lexical import IDF_BITS, idf, stems, terms
@@ -72,14 +70,10 @@ from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 # rare asked word ("teacher" in "Who is Sofia's teacher?") that cosine alone ranks below a
 # question on the same topic. A heavier lexical part ranks by shared words over meaning, which
 # paraphrased questions lack. How the ratio was measured: docs/memory.md, "The weight".
-COSINE_WEIGHT = 8
+COSINE_WEIGHT = 32
 LEXICAL_WEIGHT = 1
 CONSIDERED = 48
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
-# Two rows share a subject when the words both hold carry this many bits together (the sum of
-# their IDFs over the pool): as rare as one row in 256. Fewer let common names join unrelated
-# rows; more miss corrections that repeat only their subject's name (docs/memory.md).
-SUBJECT_BITS = 8
 # Words that say a statement changes an earlier one ("the bus comes at 7:30 now", "jetzt",
 # "inmiddels"), and words that carry a value an update changes (when, how many, which day): every
 # language's (`languages`), each stemmed in its own.
@@ -125,28 +119,17 @@ def memory_line(row: Row, *, now: int, names: Mapping[str, str]) -> str:
     return f"[{KINDS.get(row.kind, 'memory')}; {who}, {when}] {row.document}\n"
 
 
-def shares_subject(newer: Row, older: Row, weight: Callable[[str], int]) -> bool:
-    """Whether `newer` speaks of what `older` spoke of.
-
-    Their common content words count, numbers, VALUES and UPDATE_MARKERS aside (a changed time,
-    day or amount is what an update changes): they share the subject when those words' `weight`s
-    (each term's `lexical.idf` over the pool) add up to SUBJECT_BITS, or when `newer` holds an
-    UPDATE_MARKERS word and they have any such word in common.
-    """
-    common = _core(newer.document) & _core(older.document)
-    if not common:
-        return False
-    if sum(map(weight, common)) >= SUBJECT_BITS << IDF_BITS:
-        return True
-    return not UPDATE_MARKERS.isdisjoint(terms(newer.document))
-
-
 def holds_value(row: Row) -> bool:
-    """Whether the row's quote holds a value an update changes.
+    """Whether the row's quote holds a value an update changes (`holds_text_value`)."""
+    return holds_text_value(row.document)
+
+
+def holds_text_value(text: str) -> bool:
+    """Whether `text` holds a value an update changes.
 
     A digit, a VALUES word, or a word a COMPOUNDED_VALUES word opens.
     """
-    return _DIGIT.search(row.document) is not None or _has_value_word(row.document)
+    return _DIGIT.search(text) is not None or _has_value_word(text)
 
 
 @lru_cache(maxsize=4096)
@@ -155,9 +138,9 @@ def _has_value_word(text: str) -> bool:
     return not VALUES.isdisjoint(said) or any(term.startswith(COMPOUNDED_VALUES) for term in said)
 
 
-def changes_value(row: Row) -> bool:
-    """Whether the row says it changes something (an UPDATE_MARKERS word) and holds a value."""
-    return not UPDATE_MARKERS.isdisjoint(terms(row.document)) and holds_value(row)
+def says_change(row: Row) -> bool:
+    """Whether the row's quote holds a word of change (UPDATE_MARKERS)."""
+    return not UPDATE_MARKERS.isdisjoint(terms(row.document))
 
 
 def _nearest_newer(
@@ -196,7 +179,8 @@ def _best_newer(view: View, older: int, in_pool: np.ndarray, likeness: Likeness,
 
 
 @lru_cache(maxsize=4096)
-def _core(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
+    """The terms of `text` an update keeps: numbers, VALUES and UPDATE_MARKERS aside."""
     return frozenset(t for t in terms(text) if not t.isdigit() and t not in _NOT_SUBJECT)
 
 
@@ -208,25 +192,62 @@ type Likeness = Callable[[np.ndarray, np.ndarray | None], np.ndarray]
 class Memo:
     """What step 3 found for one viewer, kept from turn to turn.
 
-    Each candidate's nearest older row, and the best score of a newer row against each row a
-    candidate may update.
+    Each candidate's nearest older row (`Nearest`), and the best score of a newer row against each
+    row a candidate may update.
 
     Within one corpus generation (`corpus.View`) a row's position, words, said time and codes do
     not change, rows only join at new positions, and the rows a viewer may see only leave (a
-    row superseded); a row written again or forgotten starts a new generation. So the older row
-    most like a candidate over the first `seen` positions is still the most like it among them
-    while it is still in the pool (a row that left was not the best), and only the positions
-    past `seen` need scoring: a turn scores every row only for candidates it meets first. The
-    same holds for the newer rows most like a row.
+    row superseded); a row written again or forgotten starts a new generation. So while no row
+    seen has left the pool, what was found over the first `seen` positions still holds, and only
+    the positions past `seen` need scoring: a turn scores every row only for candidates it meets
+    first. The same holds for the newer rows most like a row.
     """
 
     def __init__(self, generation: int) -> None:
         """Empty, for views of `generation`."""
         self.generation = generation
-        # candidate position -> (positions seen, best older position or -1, its score)
-        self.found: dict[int, tuple[int, int, int]] = {}
+        self.found: dict[int, Nearest] = {}  # by candidate position
         # older position -> (positions seen, best newer position or -1, its score)
         self.newer: dict[int, tuple[int, int, int]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """A candidate's older pool row most like it, over the pool's first `seen` positions.
+
+    `best` is its position (-1: none) and `score` its score; `count`, `total` and `squares` are
+    the number, sum and sum of squares of the candidate's scores against every other pool row
+    among them (`update_link.standing` reads how far `score` stands out).
+    """
+
+    seen: int
+    best: int
+    score: int
+    count: int
+    total: int
+    squares: int
+
+    def joined(self, candidate: int, scores: np.ndarray, in_pool: np.ndarray) -> Nearest:
+        """This, with the positions from `seen` on: `scores` and `in_pool` start there."""
+        said = in_pool.copy()
+        if candidate >= self.seen:
+            said[candidate - self.seen] = False
+        new = scores[said].astype(np.int64)
+        return Nearest(
+            self.seen + len(scores),
+            self.best,
+            self.score,
+            self.count + len(new),
+            self.total + int(new.sum()),
+            self.squares + _sum_of_squares(new),
+        )
+
+
+def _sum_of_squares(scores: np.ndarray) -> int:
+    """Exactly, in chunks an int64 holds (a score's square is below 2**43)."""
+    return sum(
+        int(np.square(part).sum()) for part in np.array_split(scores, len(scores) // 65536 + 1)
+    )
 
 
 def rank(
@@ -283,8 +304,8 @@ def nearest_older(
     """For each candidate position, the position of the older pool row most like it.
 
     `in_pool` marks the pool's positions (a bool mask of `view.n`). The best score wins, then
-    the newer row; a candidate without an older row has none. `memo` keeps what was found for
-    the next turn.
+    the newer row; a candidate without an older row has none. `memo` keeps what was found
+    (`Nearest`) for step 3 and the next turn.
     """
     if not candidates or not in_pool.any():
         return {}
@@ -292,35 +313,43 @@ def nearest_older(
         memo = Memo(view.generation)
     n = view.n
     fresh: list[int] = []
-    since: dict[int, tuple[int, int, int]] = {}
-    found: dict[int, tuple[int, int, int]] = {}
+    since: dict[int, Nearest] = {}
+    found: dict[int, Nearest] = {}
     for candidate in candidates:
         held = memo.found.get(candidate)  # read once: another turn may write it meanwhile
-        if held is None or held[0] > n or (held[1] >= 0 and not in_pool[held[1]]):
-            fresh.append(candidate)
-        elif held[0] < n:
+        if held is None or held.seen > n or held.count != _others(in_pool, held.seen, candidate):
+            fresh.append(candidate)  # new, or a row it counted has left the pool
+        elif held.seen < n:
             since[candidate] = held
         else:
             found[candidate] = held
     if fresh:
         alike = np.asarray(likeness(np.array(fresh, dtype=np.int64), None))
         for candidate, scores in zip(fresh, alike, strict=True):
-            found[candidate] = (n, *_most_alike(view, candidate, scores, in_pool, 0))
+            best, score = _most_alike(view, candidate, scores, in_pool, 0)
+            empty = Nearest(0, best, score, 0, 0, 0)
+            found[candidate] = empty.joined(candidate, scores, in_pool[: len(scores)])
     if since:
-        first = min(seen for seen, _, _ in since.values())
+        first = min(held.seen for held in since.values())
         positions = np.array(list(since), dtype=np.int64)
         alike = np.asarray(likeness(positions, np.arange(first, n)))
-        for (candidate, (_, held_best, held_score)), scores in zip(
-            since.items(), alike, strict=True
-        ):
-            best, score = _most_alike(view, candidate, scores, in_pool[first:], first)
+        for (candidate, held), scores in zip(since.items(), alike, strict=True):
+            new = scores[held.seen - first :]
+            best, score = _most_alike(view, candidate, new, in_pool[held.seen :], held.seen)
             if best < 0 or (
-                held_best >= 0 and _key(view, held_best, held_score) > _key(view, best, score)
+                held.best >= 0 and _key(view, held.best, held.score) > _key(view, best, score)
             ):
-                best, score = held_best, held_score
-            found[candidate] = (n, best, score)
+                best, score = held.best, held.score
+            grown = held.joined(candidate, new, in_pool[held.seen : n])
+            found[candidate] = Nearest(n, best, score, grown.count, grown.total, grown.squares)
     memo.found.update(found)
-    return {c: best for c, (_, best, _) in found.items() if best >= 0}
+    return {c: held.best for c, held in found.items() if held.best >= 0}
+
+
+def _others(in_pool: np.ndarray, seen: int, candidate: int) -> int:
+    """How many pool rows other than `candidate` lie among the first `seen` positions."""
+    inside = candidate < seen and bool(in_pool[candidate])
+    return int(np.count_nonzero(in_pool[:seen])) - inside
 
 
 def _key(view: View, position: int, score: int) -> tuple[int, int, int]:
@@ -366,36 +395,41 @@ def newer_first(
     in_pool[pool] = True
     weight = _pool_weights(view, in_pool, len(pool))
 
-    def same_subject(newer: int, older: int) -> bool:
-        return shares_subject(rows[newer], rows[older], weight)
-
     ranked_at = {position: place for place, position in enumerate(order)}
 
-    def changed_value(newer: int, older: int) -> bool:  # the vectors decide (`updates`)
-        # Both hold a value, and the newer says it changes something or ranks just after.
-        if not holds_value(rows[older]):
-            return False
-        if ranked_at[older] == ranked_at[newer] - 1:  # the question cannot tell them apart
-            return holds_value(rows[newer])
-        return changes_value(rows[newer])
-
-    def updates(newer: int, older: int) -> bool:
-        return same_subject(newer, older) or (
-            changed_value(newer, older)
-            and _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
+    def worded(newer: int, older: int) -> bool:  # words that could link them (see `may_move`)
+        return (holds_value(rows[newer]) and holds_value(rows[older])) or bool(
+            says_change(rows[newer])
+            or content_words(rows[newer].document) & content_words(rows[older].document)
         )
 
-    # A row moves only before an older row of these that words allow it to update: the nearest
+    def updates(newer: int, older: int) -> bool:
+        if not worded(newer, older):
+            return False
+        mutual = _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
+        both = holds_value(rows[older]) and holds_value(rows[newer])
+        if both and mutual and ranked_at[older] == ranked_at[newer] - 1:
+            return True  # the question cannot tell them apart, and they are each other's nearest
+        nearest = memo.found[newer]
+        common = content_words(rows[newer].document) & content_words(rows[older].document)
+        pair = update_link.Pair(
+            standing=update_link.standing(
+                nearest.score, nearest.count, nearest.total, nearest.squares
+            ),
+            mutual=mutual,
+            shared=sum(map(weight, common)) / (1 << IDF_BITS),
+            change=says_change(rows[newer]),
+            values=both,
+        )
+        return update_link.updates(pair)
+
+    # A row moves only before an older row of these that words could link it to: the nearest
     # older row (a product with every row) is needed only for the rows that have one.
     when = {p: (int(view.said[p]), int(view.ids[p])) for p in order}
     may_move = [
         candidate
         for candidate in order[:UPDATING]
-        if any(
-            when[other] < when[candidate]
-            and (same_subject(candidate, other) or changed_value(candidate, other))
-            for other in order
-        )
+        if any(when[other] < when[candidate] and worded(candidate, other) for other in order)
     ]
     previous = nearest_older(view, may_move, in_pool, likeness, memo)
     for newer in order[:UPDATING]:
