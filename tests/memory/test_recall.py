@@ -424,20 +424,26 @@ def test_a_row_below_the_updating_window_stays_where_it_ranks(
     assert moved[-1] == new
 
 
-# A fact, and its correction in other words with a word of change, in each language Alto speaks.
+# A fact restated with its new value and no word of change, in each language Alto speaks: no
+# content word in common, a value in each.
+RESTATED = {
+    "en": ("The recycling goes out on Monday evenings.", "Collection is Thursday mornings."),
+    "de": ("Die Biotonne wird montags geleert.", "Abgeholt wird donnerstags in der Früh."),
+    "nl": ("De groene kliko gaat op dinsdag aan de straat.", "Het gft wordt donderdags opgehaald."),
+    "fr": ("Les poubelles sortent le lundi soir.", "Le ramassage passe le jeudi matin."),
+    "es": ("La basura se saca los lunes por la noche.", "Recogen el jueves por la mañana."),
+    "it": ("La spazzatura si porta fuori il lunedì sera.", "La raccolta passa il giovedì mattina."),
+}
+
+
+# Each language's restated value (RESTATED) said with a word of change.
 CORRECTED = {
-    "en": ("The recycling goes out on Monday evenings.", "Collection is Thursday mornings now."),
-    "de": ("Die Biotonne wird montags geleert.", "Abgeholt wird jetzt donnerstags in der Früh."),
-    "nl": (
-        "De groene kliko gaat op dinsdag aan de straat.",
-        "Het gft wordt nu donderdags opgehaald.",
-    ),
-    "fr": ("Les poubelles sortent le lundi soir.", "Le ramassage passe maintenant le jeudi matin."),
-    "es": ("La basura se saca los lunes por la noche.", "Ahora recogen el jueves por la mañana."),
-    "it": (
-        "La spazzatura si porta fuori il lunedì sera.",
-        "Ora la raccolta passa il giovedì mattina.",
-    ),
+    "en": "Collection is Thursday mornings now.",
+    "de": "Abgeholt wird jetzt donnerstags in der Früh.",
+    "nl": "Het gft wordt nu donderdags opgehaald.",
+    "fr": "Le ramassage passe maintenant le jeudi matin.",
+    "es": "Ahora recogen el jueves por la mañana.",
+    "it": "Ora la raccolta passa il giovedì mattina.",
 }
 
 
@@ -452,9 +458,8 @@ def test_a_correction_that_says_so_goes_first_where_a_second_fact_stays(
     between them: "Collection is Thursday mornings now." goes before "The recycling goes out on
     Monday evenings.", and "Collection is Thursday mornings." stays below it.
     """
-    said, corrected = CORRECTED[language]
-    if not says_so:
-        corrected = RESTATED[language][1]
+    said, restated = RESTATED[language]
+    corrected = CORRECTED[language] if says_so else restated
     old = row(1, said, day=1)
     new = row(2, corrected, day=20, actor="b" * 32)
     between = row(3, "The spare key is under the blue pot.", day=5)
@@ -520,18 +525,6 @@ def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool
     similar = among_others({(1, 2): 900, (1, 3): 650, (2, 3): 650}, others)
     ranked = newer_first([bridge, between, moved], pool, similar)
     assert [r.id for r in ranked] == ([2, 1, 3] if updates else [1, 3, 2])
-
-
-# A fact restated with its new value and no word of change, in each language Alto speaks: no
-# content word in common, a value in each.
-RESTATED = {
-    "en": ("The recycling goes out on Monday evenings.", "Collection is Thursday mornings."),
-    "de": ("Die Biotonne wird montags geleert.", "Abgeholt wird donnerstags in der Früh."),
-    "nl": ("De groene kliko gaat op dinsdag aan de straat.", "Het gft wordt donderdags opgehaald."),
-    "fr": ("Les poubelles sortent le lundi soir.", "Le ramassage passe le jeudi matin."),
-    "es": ("La basura se saca los lunes por la noche.", "Recogen el jueves por la mañana."),
-    "it": ("La spazzatura si porta fuori il lunedì sera.", "La raccolta passa il giovedì mattina."),
-}
 
 
 @pytest.mark.parametrize("language", sorted(RESTATED))

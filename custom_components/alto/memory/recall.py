@@ -227,27 +227,22 @@ class Nearest:
     total: int
     squares: int
 
-    def joined(self, candidate: int, scores: np.ndarray, in_pool: np.ndarray) -> Nearest:
-        """This, with the positions from `seen` on: `scores` and `in_pool` start there."""
-        said = in_pool.copy()
-        if candidate >= self.seen:
-            said[candidate - self.seen] = False
-        new = scores[said].astype(np.int64)
-        return Nearest(
-            self.seen + len(scores),
-            self.best,
-            self.score,
-            self.count + len(new),
-            self.total + int(new.sum()),
-            self.squares + _sum_of_squares(new),
-        )
 
+def _sums(
+    candidate: int, scores: np.ndarray, in_pool: np.ndarray, first: int
+) -> tuple[int, int, int]:
+    """The count, sum and sum of squares of `scores` at pool positions other than `candidate`.
 
-def _sum_of_squares(scores: np.ndarray) -> int:
-    """Exactly, in chunks an int64 holds (a score's square is below 2**43)."""
-    return sum(
-        int(np.square(part).sum()) for part in np.array_split(scores, len(scores) // 65536 + 1)
-    )
+    `scores` and `in_pool` start at position `first`. Exact: Python integers where int64 could
+    overflow, as in `_fused`.
+    """
+    kept = in_pool.copy()
+    if first <= candidate < first + len(kept):
+        kept[candidate - first] = False
+    found = scores[kept].astype(np.int64)
+    if len(found) and int(np.abs(found).max()) ** 2 * len(found) >= INT64_SAFE:
+        found = found.astype(object)
+    return len(found), int(found.sum()), int((found * found).sum())
 
 
 def rank(
@@ -327,8 +322,7 @@ def nearest_older(
         alike = np.asarray(likeness(np.array(fresh, dtype=np.int64), None))
         for candidate, scores in zip(fresh, alike, strict=True):
             best, score = _most_alike(view, candidate, scores, in_pool, 0)
-            empty = Nearest(0, best, score, 0, 0, 0)
-            found[candidate] = empty.joined(candidate, scores, in_pool[: len(scores)])
+            found[candidate] = Nearest(n, best, score, *_sums(candidate, scores, in_pool, 0))
     if since:
         first = min(held.seen for held in since.values())
         positions = np.array(list(since), dtype=np.int64)
@@ -340,8 +334,10 @@ def nearest_older(
                 held.best >= 0 and _key(view, held.best, held.score) > _key(view, best, score)
             ):
                 best, score = held.best, held.score
-            grown = held.joined(candidate, new, in_pool[held.seen : n])
-            found[candidate] = Nearest(n, best, score, grown.count, grown.total, grown.squares)
+            count, total, squares = _sums(candidate, new, in_pool[held.seen : n], held.seen)
+            found[candidate] = Nearest(
+                n, best, score, held.count + count, held.total + total, held.squares + squares
+            )
     memo.found.update(found)
     return {c: held.best for c, held in found.items() if held.best >= 0}
 
@@ -397,28 +393,32 @@ def newer_first(
 
     ranked_at = {position: place for place, position in enumerate(order)}
 
-    def worded(newer: int, older: int) -> bool:  # words that could link them (see `may_move`)
-        return (holds_value(rows[newer]) and holds_value(rows[older])) or bool(
-            says_change(rows[newer])
-            or content_words(rows[newer].document) & content_words(rows[older].document)
+    def words(newer: int, older: int) -> tuple[bool, bool, frozenset[str]]:
+        """A value in both, a word of change in the newer, and the content words both hold."""
+        return (
+            holds_value(rows[newer]) and holds_value(rows[older]),
+            says_change(rows[newer]),
+            content_words(rows[newer].document) & content_words(rows[older].document),
         )
 
+    def worded(newer: int, older: int) -> bool:  # words that could link them (see `may_move`)
+        return any(words(newer, older))
+
     def updates(newer: int, older: int) -> bool:
-        if not worded(newer, older):
+        both, change, common = words(newer, older)
+        if not (both or change or common):
             return False
         mutual = _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
-        both = holds_value(rows[older]) and holds_value(rows[newer])
         if both and mutual and ranked_at[older] == ranked_at[newer] - 1:
             return True  # the question cannot tell them apart, and they are each other's nearest
         nearest = memo.found[newer]
-        common = content_words(rows[newer].document) & content_words(rows[older].document)
         pair = update_link.Pair(
             standing=update_link.standing(
                 nearest.score, nearest.count, nearest.total, nearest.squares
             ),
             mutual=mutual,
             shared=sum(map(weight, common)) / (1 << IDF_BITS),
-            change=says_change(rows[newer]),
+            change=change,
             values=both,
         )
         return update_link.updates(pair)
