@@ -2,8 +2,13 @@
 
 The lists are general English, not fitted to any test case: a word belongs here because of what it
 is (a function word, a report verb, an evaluation), never because one render needed it. Forms are
-casefolded surface forms; the verifier stems them itself where it compares stems.
+casefolded surface forms; the verifier stems them itself where it compares stems. `ENGLISH` gathers
+them as one `Reading`; `readings` holds the other languages Alto speaks.
 """
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -258,4 +263,88 @@ LIFE_NOUNS = frozenset(
     partner son daughter kid child baby hometown school schoolday life birthday job career friend
     boyfriend girlfriend uncle aunt auntie cousin niece nephew past teens body pet dog cat wedding
     """)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The verifier's words of one language: what it reads as form, and what it guards.
+
+    A word left out of `stopwords` needs a licence, so a list errs short: a missing function
+    word only drops a render. Negators, quantifiers and temporal relations are never stopwords.
+    """
+
+    code: str  # the primary language subtag, as `memory.languages` keys its records
+    stemmer: str  # the Snowball algorithm (`snowballstemmer`)
+    stopwords: frozenset[str]
+    negators: frozenset[str]
+    universal: frozenset[str]  # quantifiers a render may leave out ("every")
+    restricting: frozenset[str]  # quantifiers it may not ("some")
+    floating: frozenset[str]  # beside coordinated names ("both")
+    openers: frozenset[str]  # what opens a fronted adjunct
+    framing: tuple[str, ...]  # words (matched by stem) and phrases (word for word)
+    first_person: frozenset[str]  # the operator speaking of itself
+    subordinators: frozenset[str]  # open what is said after framing ("that")
+    determiners: frozenset[str]  # a name's optional leading words
+    clause_conjunctions: frozenset[str]
+    coordinators: frozenset[str]  # "and"/"or": between two names they coordinate
+    scope_continuers: frozenset[str]  # a negated list goes on across these ("or", "nor")
+    months: frozenset[str]
+    number_words: Mapping[str, str] = MappingProxyType({})
+    before_day: frozenset[str] = frozenset()  # between a month and its day ("March the 3rd")
+    before_month: frozenset[str] = frozenset()  # between a day and its month ("3 de marzo")
+    clitics: Mapping[str, str] = MappingProxyType({})  # after an apostrophe, as the word
+    elisions: Mapping[str, str] = MappingProxyType({})  # before one ("l'" is "le")
+    contractions: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # whole words
+    negated_bases: Mapping[str, str] = MappingProxyType({})  # before "n't" ("ca" is "can")
+    meridiem: frozenset[str] = frozenset()  # after a number, part of its time ("7 pm")
+    tens: frozenset[str] = frozenset()  # joined to a unit by a hyphen ("twenty-five")
+    irregular: Mapping[str, str] = MappingProxyType({})
+    evaluative: frozenset[str] = frozenset()
+    # Its negators negate their whole clause, not what follows them: a verb-second language says
+    # the verb first and the negation after it ("Oma schwimmt nicht").
+    clause_negation: bool = False
+    # The finite verb changes place between main and subordinate clauses ("dass Oma schwimmt"):
+    # a clause may align with one word moved, inside one source clause.
+    verb_moves: bool = False
+    # An adjunct may open a clause before its value ("und freitags Tennis"), so entering a later
+    # clause where it starts says nothing of which value is taken (`verify._in_order`).
+    adjunct_first: bool = False
+    # The subject may follow its verb ("dans le tiroir se trouvent les piles"): a clause naming
+    # only the phrase's owner may name it anywhere, when the phrase names no one else.
+    subject_moves: bool = False
+    ordinal_dot: bool = False  # "am 12. März": the dot after a day before a month ends nothing
+    # Life claims are read word for word (English's lists below); elsewhere a first-person word
+    # outside a clause of framing is one.
+    life_lists: bool = False
+
+
+ENGLISH = Reading(
+    "en",
+    "english",
+    stopwords=STOPWORDS,
+    negators=NEGATORS,
+    universal=UNIVERSAL_QUANTIFIERS,
+    restricting=RESTRICTING_QUANTIFIERS,
+    floating=FLOATING_QUANTIFIERS,
+    openers=OPENERS,
+    framing=FRAMING,
+    first_person=FIRST_PERSON,
+    subordinators=frozenset({"that"}),
+    determiners=DETERMINERS,
+    clause_conjunctions=CLAUSE_CONJUNCTIONS,
+    coordinators=COORDINATORS,
+    scope_continuers=frozenset({"or", "nor"}),
+    months=MONTHS,
+    number_words=MappingProxyType(NUMBER_WORDS),
+    before_day=frozenset({"the"}),
+    before_month=frozenset({"of", "the"}),
+    clitics=MappingProxyType(CLITICS),
+    contractions=MappingProxyType({w: (base, "not") for w, base in FUSED_NEGATIONS.items()}),
+    negated_bases=MappingProxyType(NEGATED_BASES),
+    meridiem=frozenset({"am", "pm"}),
+    tens=TENS,
+    irregular=MappingProxyType(IRREGULAR),
+    evaluative=EVALUATIVE,
+    life_lists=True,
 )

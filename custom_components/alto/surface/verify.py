@@ -11,13 +11,18 @@ saw, with no model in the loop, so it cannot be argued with; and it fails toward
 verifier that cannot run returns a failing verdict rather than waving the render through.
 
 Words are segmented by Unicode word boundaries (UAX #29, via uniseg) so accents, apostrophes and
-decimal numbers split the way the standard says rather than the way a regex guesses. They are
-casefolded and stemmed with the Snowball English stemmer: it is deterministic, pure Python, needs no
-model or dictionary download, and folds the regular inflections an extractive render legitimately
-changes ("walks" -> "walking") while leaving different words different. Its over-stemming only
-ever matters within one small fragment. Irregular forms it cannot relate (told/tell, broke/break)
-go through a fixed table in `lexicon` first. Segmentation is the cost that matters (pure Python),
-so a licensed phrase is segmented and analysed once per process and the render once per call.
+decimal numbers split the way the standard says rather than the way a regex guesses. A render and
+its fragment are read in one language Alto speaks, the one their words tell (`readings`): its
+function words, negators, quantifiers, framing and elisions, and its Snowball stemmer, which is
+deterministic, pure Python, needs no model or dictionary download, and folds the regular
+inflections an extractive render legitimately changes ("walks" -> "walking") while leaving
+different words different. Its over-stemming only ever matters within one small fragment.
+Irregular English forms it cannot relate (told/tell, broke/break) go through a fixed table in
+`lexicon` first. Where a language says its verb last in a subordinate clause and second in a
+main one (German, Dutch), a clause may align with its verb moved back (`_rearranged`); where a
+negation follows the verb it negates, it covers its whole clause (`_scopes`). Segmentation is
+the cost that matters (pure Python), so a licensed phrase is segmented and analysed once per
+process and the render once per call.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Literal, TypeGuard
 import snowballstemmer
 
 from . import lexicon as lx
+from .lexicon import Reading
+from .readings import READINGS, reading_of
 from .segments import segments
 
 Mode = Literal[
@@ -86,45 +93,73 @@ class Token:
     end: int = 0
     capital: bool = False
     initial: bool = False  # first word of a sentence, where a capital says nothing about names
-    framing: bool = False  # part of extractive framing (`lexicon.FRAMING`): form, not content
+    framing: bool = False  # part of extractive framing (`Reading.framing`): form, not content
+    lang: str = "en"  # the language it is read in (a key of `readings.READINGS`)
 
 
 _Group = tuple[str, ...]
 _Names = tuple[tuple[str, tuple[str, ...]], ...]  # (entity, name key), hashable for the caches
 
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMERS = {code: snowballstemmer.stemmer(lex.stemmer) for code, lex in READINGS.items()}
 _STEM_LOCK = threading.Lock()  # Snowball stemmers keep per-call state on the instance
 _NUMBER = re.compile(r"(\d[\d,]*(?:[:/.\-]\d+)*)(st|nd|rd|th|am|pm)?")
 _CLOCK_DOT = re.compile(r"\d{1,2}\.\d{2}")
 _MERIDIEM = frozenset({"am", "pm"})
 _HYPHENS = frozenset({"-", "\u2010", "\u2011"})
-_SCOPE_CONTINUERS = frozenset({"or", "nor"})
-_BEFORE_DAY = frozenset({"the"})  # "March the 3rd"
-_BEFORE_MONTH = frozenset(
-    {"of", "the"}
-)  # "the 3rd of March"  # "not fish or meat": the negation covers both
 
 
 @lru_cache(maxsize=8192)
-def _stem(word: str) -> str:
+def _stem(word: str, code: str = "en") -> str:
     with _STEM_LOCK:
-        return str(_STEMMER.stemWord(lx.IRREGULAR.get(word, word)))
+        return str(_STEMMERS[code].stemWord(READINGS[code].irregular.get(word, word)))
 
 
-def _stems(forms: frozenset[str]) -> frozenset[str]:
-    return frozenset(_stem(w) for w in forms)
+def _stems(forms: frozenset[str], code: str = "en") -> frozenset[str]:
+    return frozenset(_stem(w, code) for w in forms)
 
 
-_EVALUATIVE = _stems(lx.EVALUATIVE)
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What a `Reading`'s lists become once: stems, joined lists, framing phrases by first word."""
+
+    negators: frozenset[str]  # its own, and every other language's that is not a stopword here
+    clause_negators: frozenset[str]  # those of languages whose negators negate the whole clause
+    quantifiers: frozenset[str]
+    evaluative: frozenset[str]  # stems
+    framing: frozenset[str]  # stems of the one-word framings
+    phrases: dict[str, list[tuple[str, ...]]]  # by first word, longest first
+    units: frozenset[str]  # the number words a tens word may join with a hyphen
+
+    @classmethod
+    def of(cls, lex: Reading) -> _Known:
+        everyone = frozenset().union(*(r.negators for r in READINGS.values()))
+        negators = lex.negators | (everyone - lex.stopwords)
+        framing = [f.casefold() for f in lex.framing]
+        phrases: dict[str, list[tuple[str, ...]]] = {}
+        for phrase in sorted(
+            (tuple(f.split()) for f in framing if " " in f), key=len, reverse=True
+        ):
+            phrases.setdefault(phrase[0], []).append(phrase)
+        return cls(
+            negators,
+            negators
+            & frozenset().union(*(r.negators for r in READINGS.values() if r.clause_negation)),
+            lex.universal | lex.restricting,
+            _stems(lex.evaluative, lex.code),
+            _stems(frozenset(f for f in framing if " " not in f), lex.code),
+            phrases,
+            frozenset(w for w, v in lex.number_words.items() if v.isdigit() and 0 < int(v) < 10),
+        )
+
+
+_KNOWN = {code: _Known.of(lex) for code, lex in READINGS.items()}
 _LIFE_VERBS = _stems(lx.LIFE_VERBS)
 _LIFE_STATES = _stems(lx.LIFE_STATES)
 _LIFE_NOUNS = _stems(lx.LIFE_NOUNS)
-_UNIT_WORDS = frozenset(w for w, v in lx.NUMBER_WORDS.items() if v.isdigit() and 0 < int(v) < 10)
-_FRAMING_WORDS = frozenset(f for f in lx.FRAMING if " " not in f)
-# Framing phrases by their first word, longest first, so a token is compared with few of them.
-_FRAMING_PHRASES: dict[str, list[tuple[str, ...]]] = {}
-for _phrase in sorted((tuple(f.split()) for f in lx.FRAMING if " " in f), key=len, reverse=True):
-    _FRAMING_PHRASES.setdefault(_phrase[0], []).append(_phrase)
+
+
+def _lex(tok: Token) -> Reading:
+    return READINGS[tok.lang]
 
 
 def verify_render(
@@ -143,11 +178,12 @@ def verify_render(
 def _failures(fragment: object, render: object, utterance: object) -> list[Failure] | None:
     if not (_valid_fragment(fragment) and isinstance(render, str) and isinstance(utterance, str)):
         return None
-    toks = tokens(render)
+    lex = reading_of([render, *(p for phrases in fragment.values() for p in phrases)])
+    toks = tokens(render, lex)
     if not any(t.kind == "word" for t in toks):
         return None
-    names: _Names = tuple((name, _name_key(name)) for name in fragment)
-    spans = _spans(fragment, names)
+    names: _Names = tuple((name, _name_key(name, lex.code)) for name in fragment)
+    spans = _spans(fragment, names, lex.code)
     licences = _licences(spans, [name for name, _ in names])
     text = _read(toks, names)
     groups = _attribute(text)
@@ -190,20 +226,24 @@ def _word_failures(
         if tok.key in (everywhere if group is None else scopes[group]):
             continue
         if echo is None:
-            echo = frozenset(t.key for t in tokens(utterance))
+            echo = frozenset(t.key for t in tokens(utterance, _lex(tok)))
         found.append((i, Failure(_judge(tok, everywhere, echo), render[tok.start : tok.end])))
     return found
 
 
-def tokens(text: str) -> list[Token]:
-    """The words and numbers of `text` as the verifier sees them (shared with the Surfacer)."""
+def tokens(text: str, lex: Reading | None = None) -> list[Token]:
+    """The words and numbers of `text` as the verifier sees them (shared with the Surfacer).
+
+    Read in `lex`, or in the language its own words tell (`readings.reading_of`).
+    """
+    lex = lex or reading_of((text,))
     toks: list[Token] = []
     initial = True
-    pieces = _pieces(text)
+    pieces = _pieces(text, lex)
     for n, (start, piece) in enumerate(pieces):
         end = start + len(piece)
         if not any(c.isalnum() for c in piece):
-            if _inside_word(pieces, n):
+            if _inside_word(pieces, n) or _ordinal_dot(lex, toks, pieces, n):
                 continue
             if "\n" in piece or any(c in lx.SENTENCE_PUNCT for c in piece):
                 toks.append(Token("sentence", start=start, end=end))
@@ -212,15 +252,24 @@ def tokens(text: str) -> list[Token]:
                 toks.append(Token("clause", start=start, end=end))
             continue
         folded = unicodedata.normalize("NFC", piece.casefold()).replace("’", "'").replace("ʼ", "'")
-        number = _number(folded)
+        number = _number(folded, lex)
         if number is not None:
-            toks.append(Token("number", number, number, start, end, initial=initial))
+            toks.append(Token("number", number, number, start, end, initial=initial, lang=lex.code))
         else:
-            for n_clitic, norm in enumerate(_split_clitics(folded)):
+            for n_clitic, norm in enumerate(_split_clitics(folded, lex)):
                 capital = n_clitic == 0 and piece[0].isupper()
-                toks.append(Token("word", norm, _stem(norm), start, end, capital, initial))
+                key = _stem(norm, lex.code)
+                toks.append(Token("word", norm, key, start, end, capital, initial, lang=lex.code))
         initial = False
-    return _mark_framing(_join_meridiem(toks))
+    return _mark_framing(_join_meridiem(toks, lex), lex)
+
+
+def _ordinal_dot(lex: Reading, toks: list[Token], pieces: list[tuple[int, str]], n: int) -> bool:
+    """The dot of a day before its month ("am 12. März"), where the language writes one."""
+    if not (lex.ordinal_dot and pieces[n][1] == "." and toks and _is_day(toks[-1])):
+        return False
+    after = next((p for _, p in pieces[n + 1 :] if not p.isspace()), "")
+    return after.casefold() in lex.months
 
 
 def _inside_word(pieces: list[tuple[int, str]], n: int) -> bool:
@@ -231,12 +280,12 @@ def _inside_word(pieces: list[tuple[int, str]], n: int) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _known_tokens(text: str) -> tuple[Token, ...]:
+def _known_tokens(text: str, code: str) -> tuple[Token, ...]:
     """`tokens` of a licensed phrase or entity name: these recur turn after turn, renders do not."""
-    return tuple(tokens(text))
+    return tuple(tokens(text, READINGS[code]))
 
 
-def _pieces(text: str) -> list[tuple[int, str]]:
+def _pieces(text: str, lex: Reading) -> list[tuple[int, str]]:
     """UAX #29 words with offsets, re-joining numbers it splits: 7:30, 3/4, twenty-five."""
     raw: list[tuple[int, str]] = []
     pos = 0
@@ -247,7 +296,7 @@ def _pieces(text: str) -> list[tuple[int, str]]:
     i = 0
     while i < len(raw):
         start, piece = raw[i]
-        while i + 2 < len(raw) and _joins(piece, raw[i + 1][1], raw[i + 2][1]):
+        while i + 2 < len(raw) and _joins(piece, raw[i + 1][1], raw[i + 2][1], lex):
             piece += raw[i + 1][1] + raw[i + 2][1]
             i += 2
         out.append((start, piece))
@@ -255,18 +304,19 @@ def _pieces(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _joins(left: str, sep: str, right: str) -> bool:
+def _joins(left: str, sep: str, right: str, lex: Reading) -> bool:
     if sep in (":", "/", "-") and left[-1:].isdigit() and right[:1].isdigit():
         return True
-    return sep == "-" and left.casefold() in lx.TENS and right.casefold() in _UNIT_WORDS
+    return sep == "-" and left.casefold() in lex.tens and right.casefold() in _KNOWN[lex.code].units
 
 
-def _number(folded: str) -> str | None:
-    if folded in lx.NUMBER_WORDS:
-        return lx.NUMBER_WORDS[folded]
+def _number(folded: str, lex: Reading) -> str | None:
+    words = lex.number_words
+    if folded in words:
+        return words[folded]
     tens, _, unit = folded.partition("-")
-    if tens in lx.TENS and unit in _UNIT_WORDS:
-        return str(int(lx.NUMBER_WORDS[tens]) + int(lx.NUMBER_WORDS[unit]))
+    if tens in lex.tens and unit in _KNOWN[lex.code].units:
+        return str(int(words[tens]) + int(words[unit]))
     match = _NUMBER.fullmatch(folded)
     if match is None:
         return None
@@ -277,59 +327,66 @@ def _number(folded: str) -> str | None:
     return value + suffix if suffix in _MERIDIEM else value
 
 
-def _split_clitics(folded: str) -> list[str]:
-    """Split a clitic off: can't -> can, not; I'm -> i, am; Maria's -> maria, is (form)."""
-    if folded in lx.FUSED_NEGATIONS:
-        return [lx.FUSED_NEGATIONS[folded], "not"]
-    if folded.endswith("n't") and len(folded) > 3:
+def _split_clitics(folded: str, lex: Reading) -> list[str]:
+    """Split a clitic off: can't -> can, not; I'm -> i, am; Maria's -> maria, is (form).
+
+    Before an apostrophe, an elision is the word it stands for: n'aime -> ne, aime.
+    """
+    if folded in lex.contractions:
+        return list(lex.contractions[folded])
+    if lex.negated_bases and folded.endswith("n't") and len(folded) > 3:
         base = folded[:-3]
-        return [lx.NEGATED_BASES.get(base, base), "not"]
+        return [lex.negated_bases.get(base, base), "not"]
+    head, sep, tail = folded.partition("'")
+    if sep and tail and head in lex.elisions:
+        return [lex.elisions[head], *_split_clitics(tail, lex)]
     head, sep, tail = folded.rpartition("'")
-    if sep and head and tail in lx.CLITICS:
-        return [head, lx.CLITICS[tail]]
+    if sep and head and tail in lex.clitics:
+        return [head, lex.clitics[tail]]
     return [folded.strip("'")]
 
 
-def _join_meridiem(toks: list[Token]) -> list[Token]:
+def _join_meridiem(toks: list[Token], lex: Reading) -> list[Token]:
     """'7 pm' compares as '7pm': the half of the day is part of the time, not a separate word."""
     out: list[Token] = []
     for tok in toks:
         prev = out[-1] if out else None
-        if tok.kind == "word" and tok.norm in _MERIDIEM and prev and prev.kind == "number":
+        if tok.kind == "word" and tok.norm in lex.meridiem and prev and prev.kind == "number":
             value = prev.norm + tok.norm
-            out[-1] = Token("number", value, value, prev.start, tok.end, initial=prev.initial)
+            out[-1] = replace(prev, norm=value, key=value, end=tok.end)
         else:
             out.append(tok)
     return out
 
 
-def _mark_framing(toks: list[Token]) -> list[Token]:
+def _mark_framing(toks: list[Token], lex: Reading) -> list[Token]:
     """Flag the words of extractive framing, phrases first so "as far as I know" goes whole."""
     out = list(toks)
+    known = _KNOWN[lex.code]
     i = 0
     while i < len(toks):
-        length = _framing_at(toks, i)
+        length = _framing_at(toks, i, known)
         for k in range(i, i + length):
             out[k] = replace(toks[k], framing=True)
         i += max(length, 1)
     return out
 
 
-def _framing_at(toks: list[Token], i: int) -> int:
+def _framing_at(toks: list[Token], i: int, known: _Known) -> int:
     """How many tokens of extractive framing start at `i` (0 when none)."""
     if toks[i].kind != "word":
         return 0
-    for phrase in _FRAMING_PHRASES.get(toks[i].norm, ()):
+    for phrase in known.phrases.get(toks[i].norm, ()):
         if tuple(t.norm for t in toks[i : i + len(phrase)]) == phrase:
             return len(phrase)
-    return 1 if toks[i].norm in _FRAMING_WORDS else 0
+    return 1 if toks[i].key in known.framing else 0
 
 
 @lru_cache(maxsize=1024)
-def _name_key(name: str) -> tuple[str, ...]:
+def _name_key(name: str, code: str) -> tuple[str, ...]:
     """The keys a render must contain to mention an entity; a leading article is optional."""
-    keys = [(t.norm, t.key) for t in _known_tokens(name) if t.kind in ("word", "number")]
-    while len(keys) > 1 and keys[0][0] in lx.DETERMINERS:
+    keys = [(t.norm, t.key) for t in _known_tokens(name, code) if t.kind in ("word", "number")]
+    while len(keys) > 1 and keys[0][0] in READINGS[code].determiners:
         keys.pop(0)
     return tuple(key for _, key in keys)
 
@@ -405,12 +462,12 @@ def _clauses(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> l
             else:
                 named.append((i, (entity,)))
             i, coordinating = end, False
-            if i < len(toks) and toks[i].norm in lx.COORDINATORS and i + 1 in mention_at:
+            if i < len(toks) and toks[i].norm in _lex(toks[i]).coordinators and i + 1 in mention_at:
                 i, coordinating = i + 1, True
             continue
         if toks[i].kind == "clause" and not named and _opener_led(toks, words_):
             pass  # the comma after a fronted adjunct
-        elif toks[i].kind in ("clause", "sentence") or toks[i].norm in lx.CLAUSE_CONJUNCTIONS:
+        elif toks[i].kind in ("clause", "sentence") or _opens_clause(toks[i]):
             if words_ or named:
                 clauses.append(_Clause(tuple(words_), tuple(named)))
             words_, named = [], []
@@ -444,28 +501,41 @@ def _attribute(text: _Read) -> list[_Group | None]:
     return [g if g is not None or first is None else first for g in groups]
 
 
+def _opens_clause(tok: Token) -> bool:
+    return tok.norm in _lex(tok).clause_conjunctions
+
+
 def is_content(tok: Token) -> bool:
     """Whether a token carries content (not a stopword, first person or extractive framing)."""
     if tok.kind == "number":
         return True
-    if tok.kind != "word" or tok.framing or tok.norm in lx.FIRST_PERSON:
+    if tok.kind != "word" or tok.framing or tok.norm in _lex(tok).first_person:
         return False
     if tok.capital and not tok.initial:  # a mid-sentence capital is a name even if it is "May"
         return True
-    return tok.norm not in lx.STOPWORDS
+    return tok.norm not in _lex(tok).stopwords
+
+
+def _role(tok: Token) -> _Role:
+    known = _KNOWN[tok.lang]
+    return (
+        "negator"
+        if tok.norm in known.negators
+        else "quantifier"
+        if tok.norm in known.quantifiers
+        else ""
+    )
 
 
 def _judge(tok: Token, everywhere: frozenset[str], echo: frozenset[str]) -> Mode:
     """Why a content word that its clause's entities do not license fails."""
     if tok.kind == "number" or (tok.capital and not tok.initial):
         return "precise"  # numbers, dates, times and names stay exact or are dropped
-    if tok.norm in lx.NEGATORS:
-        return "polarity"
-    if tok.norm in lx.QUANTIFIERS:
-        return "quantifier"
+    if role := _role(tok):
+        return "polarity" if role == "negator" else "quantifier"
     if tok.key in everywhere:
         return "misattributed"
-    if tok.key in _EVALUATIVE:
+    if tok.key in _KNOWN[tok.lang].evaluative:
         return "framing"
     if tok.key in echo:
         return "echo"
@@ -490,8 +560,10 @@ class _Unit:
     key: str  # stem, number, "<month> <day>", or "@entity"; "" for a coordinated mention
     role: _Role = ""
     members: _Group = ()  # the entities of a coordinated mention ("Maria and Tom")
-    negated: bool = False  # inside a negator's scope
+    negated: int = 0  # how many negations cover it (`_scopes`)
     quant: str = ""  # the quantifier bound to this unit, as written
+    universal: bool = False  # that quantifier may be left out ("every")
+    capital: bool = False  # a word written with a capital inside its sentence (a name or noun)
     clause: int = 0  # which clause of its text the unit is in
     first: bool = False  # first unit of its clause
     subject: bool = False  # its clause names an entity of its own
@@ -506,6 +578,9 @@ class _Seq:
     units: tuple[_Unit, ...]
     fronted: bool
     words: tuple[int, ...]  # the clause's token indices, names aside
+    moves: bool = False  # its language moves the finite verb (`Reading.verb_moves`)
+    subject_moves: bool = False  # its subject may follow the verb (`Reading.subject_moves`)
+    adjunct_first: bool = False  # an adjunct may open its clauses (`Reading.adjunct_first`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,15 +595,17 @@ class _Span:
     named: frozenset[str]  # entities the phrase mentions
 
 
-def _spans(fragment: Mapping[str, Sequence[str]], names: _Names) -> list[_Span]:
+def _spans(fragment: Mapping[str, Sequence[str]], names: _Names, code: str) -> list[_Span]:
     return [
-        _span(phrase, owner, names) for owner, phrases in fragment.items() for phrase in phrases
+        _span(phrase, owner, names, code)
+        for owner, phrases in fragment.items()
+        for phrase in phrases
     ]
 
 
 @lru_cache(maxsize=4096)
-def _span(phrase: str, owner: str, names: _Names) -> _Span:
-    text = _read(_known_tokens(phrase), names)
+def _span(phrase: str, owner: str, names: _Names, code: str) -> _Span:
+    text = _read(_known_tokens(phrase, code), names)
     units: list[_Unit] = []
     ranges: list[tuple[int, int, bool]] = []
     for seq in _sequences(text):
@@ -560,11 +637,24 @@ def _sequences(text: _Read) -> list[_Seq]:
                 continue
             unit = _unit(text, i, group, dates, taken)
             if unit is not None:
-                units.append(replace(unit, negated=negated[i], quant=quant[i], clause=c))
+                universal = quant[i] in READINGS[text.toks[i].lang].universal
+                unit = replace(unit, negated=negated[i], quant=quant[i], universal=universal)
+                units.append(replace(unit, clause=c))
         if units:
             subject = any(_is_name(u) for u in units)
             units = [replace(u, first=n == 0, subject=subject) for n, u in enumerate(units)]
-            seqs.append(_Seq(tuple(units), _opener_led(text.toks, clause.words), clause.words))
+            lex = READINGS[text.toks[0].lang]
+            fronted = _opener_led(text.toks, clause.words)
+            seqs.append(
+                _Seq(
+                    tuple(units),
+                    fronted,
+                    clause.words,
+                    lex.verb_moves,
+                    lex.subject_moves,
+                    lex.adjunct_first,
+                )
+            )
     return seqs
 
 
@@ -586,37 +676,45 @@ def _unit(
         key, last = dates[i]
         taken.add(last)
         return _Unit(key, start=tok.start, end=toks[last].end)
-    role: _Role = (
-        "negator" if tok.norm in lx.NEGATORS else "quantifier" if tok.norm in lx.QUANTIFIERS else ""
-    )
-    return _Unit(tok.key, role, start=tok.start, end=tok.end)
+    capital = tok.capital and not tok.initial
+    return _Unit(tok.key, _role(tok), capital=capital, start=tok.start, end=tok.end)
 
 
-def _scopes(text: _Read) -> tuple[list[bool], list[str]]:
-    """Per token: whether a negator's scope covers it, and the quantifier bound to it.
+def _scopes(text: _Read) -> tuple[list[int], list[str]]:
+    """Per token: how many negations cover it, and the quantifier bound to it.
 
     A negator's scope runs to the end of its clause, across "or"/"nor"; a quantifier binds the next
-    content word or name ("some of the kids" binds "kids").
+    content word or name ("some of the kids" binds "kids"). A negator of a verb-second language
+    ("nicht", "niet") negates its whole clause, since it follows the verb it negates, and there
+    two of them say something else than one ("kan niet slapen zonder" is not "kan slapen zonder").
     """
-    negated = [False] * len(text.toks)
+    negated = [0] * len(text.toks)
     quant = [""] * len(text.toks)
-    neg, pending = False, ""
+    neg, whole, pending = 0, 0, ""
+    clause: list[int] = []  # the current clause's items, for a negator of the whole clause
     i = 0
     while i < len(text.toks):
         tok = text.toks[i]
         if i in text.mention_at:  # a name is one item, whatever words it is made of
-            negated[i], quant[i], pending = neg, pending, ""
+            negated[i], quant[i], pending = whole or neg, pending, ""
+            clause.append(i)
             i = text.mention_at[i][1]
             continue
         if tok.kind in ("clause", "sentence") or (
-            tok.norm in lx.CLAUSE_CONJUNCTIONS and tok.norm not in _SCOPE_CONTINUERS
+            _opens_clause(tok) and tok.norm not in _lex(tok).scope_continuers
         ):
-            neg, pending = False, ""
+            neg, whole, pending, clause = 0, 0, "", []
         elif is_content(tok) and i not in text.floating:
-            negated[i] = neg
-            if tok.norm in lx.NEGATORS:
-                neg = True
-            elif tok.norm in lx.QUANTIFIERS:
+            negated[i] = whole or neg
+            clause.append(i)
+            role = _role(tok)
+            if role == "negator":
+                neg = 1
+                if tok.norm in _KNOWN[tok.lang].clause_negators:
+                    whole += 1
+                    for k in clause:
+                        negated[k] = whole
+            elif role == "quantifier":
                 pending = tok.norm
             else:
                 quant[i], pending = pending, ""
@@ -636,17 +734,21 @@ def _floating(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> 
         end = mention_at[start][1]
         last = end
         while (
-            last + 1 < len(toks) and toks[last].norm in lx.COORDINATORS and last + 1 in mention_at
+            last + 1 < len(toks)
+            and toks[last].norm in _lex(toks[last]).coordinators
+            and last + 1 in mention_at
         ):
             last = mention_at[last + 1][1]
         if start < reach or last == end:
             continue
         reach = last
-        after = last + 1 if last < len(toks) and toks[last].norm in lx.STOPWORDS else last
+        after = (
+            last + 1 if last < len(toks) and toks[last].norm in _lex(toks[last]).stopwords else last
+        )
         found |= {
             k
             for k in (start - 1, last, after)
-            if 0 <= k < len(toks) and toks[k].norm in lx.FLOATING_QUANTIFIERS
+            if 0 <= k < len(toks) and toks[k].norm in _lex(toks[k]).floating
         }
     return frozenset(found)
 
@@ -657,12 +759,12 @@ def _dates(toks: Sequence[Token]) -> dict[int, tuple[str, int]]:
     i = 0
     while i < len(toks):
         if _is_month(toks[i]):
-            j = _skip(toks, i + 1, _BEFORE_DAY, 1)
+            j = _skip(toks, i + 1, _lex(toks[i]).before_day, 1)
             if j < len(toks) and _is_day(toks[j]):
                 found[i] = (f"{toks[i].norm} {toks[j].norm}", j)
                 i = j
         elif _is_day(toks[i]):
-            j = _skip(toks, i + 1, _BEFORE_MONTH, 2)
+            j = _skip(toks, i + 1, _lex(toks[i]).before_month, 2)
             if j < len(toks) and _is_month(toks[j]):
                 found[i] = (f"{toks[j].norm} {toks[i].norm}", j)
                 i = j
@@ -672,7 +774,8 @@ def _dates(toks: Sequence[Token]) -> dict[int, tuple[str, int]]:
 
 def _is_month(tok: Token) -> bool:
     # "may" is a month only with its capital; otherwise it is the modal
-    return tok.kind == "word" and tok.norm in lx.MONTHS and (tok.norm != "may" or tok.capital)
+    months = _lex(tok).months
+    return tok.kind == "word" and tok.norm in months and (tok.norm != "may" or tok.capital)
 
 
 def _is_day(tok: Token) -> bool:
@@ -682,7 +785,7 @@ def _is_day(tok: Token) -> bool:
 def _opener_led(toks: Sequence[Token], words_: Sequence[int]) -> bool:
     """Whether an adjunct opener ("on", "every", "yesterday") comes before any other content."""
     for i in words_:
-        if toks[i].norm in lx.OPENERS and not toks[i].framing:
+        if toks[i].norm in _lex(toks[i]).openers and not toks[i].framing:
             return True
         if is_content(toks[i]):
             return False
@@ -705,6 +808,10 @@ def _clause_failures(
         text = render[seq.units[0].start : seq.units[-1].end]
         found += [(seq.words[0], Failure(m, text)) for m in _misaligned(seq, group, spans)]
     return found
+
+
+def _names(units: Sequence[_Unit]) -> set[str]:
+    return {u.key for u in units if _is_name(u)}
 
 
 def _is_name(unit: _Unit) -> bool:
@@ -739,10 +846,10 @@ def _aligned(seq: _Seq, group: _Group | None, spans: Sequence[_Span], relaxed: _
     """
     readings = _readings(seq.units)
     if any(_is_name(u) for u in readings[0]):
-        return all(any(_fits(r, s, seq.fronted, relaxed) for s in spans) for r in readings)
+        return all(any(_fits(r, s, seq, relaxed) for s in spans) for r in readings)
     owners: Sequence[str | None] = group or (None,)
     return all(
-        any(_fits(readings[0], s, seq.fronted, relaxed) for s in spans if _about(s, owner))
+        any(_fits(readings[0], s, seq, relaxed) for s in spans if _about(s, owner))
         for owner in owners
     )
 
@@ -759,18 +866,83 @@ def _about(span: _Span, owner: str | None) -> bool:
     return owner is None or span.owner == owner or owner in span.named
 
 
-def _fits(units: Sequence[_Unit], span: _Span, fronted: bool, relaxed: _Relaxed) -> bool:
-    """Whether the clause's units align with this phrase, straight or with an adjunct fronted.
+def _fits(units: Sequence[_Unit], span: _Span, seq: _Seq, relaxed: _Relaxed) -> bool:
+    """Whether the clause's units align with this phrase, straight or rearranged.
 
-    A mention of the phrase's owner may go unmatched when the phrase does not name its owner ("the
-    car is due for its MOT" kept under Maria); any other mention must align like a word.
+    Rearranged: an adjunct fronted, or (where the language moves its verb) one word moved inside
+    one clause of the phrase. A mention of the phrase's owner may go unmatched when the phrase
+    does not name its owner ("the car is due for its MOT" kept under Maria); any other mention
+    must align like a word.
     """
     own = _MENTION + span.owner
-    units = [u for u in units if u.key != own or own in span.keys]
+    alone = seq.subject_moves and span.named <= {span.owner} and _names(units) == {own}
+    units = [u for u in units if u.key != own or (own in span.keys and not alone)]
     if not {u.key for u in units} <= span.keys:
         return False
     match = _matcher(relaxed)
-    return _in_order(units, span.units, match) or _refronted(units, span, fronted, match)
+    return (
+        _in_order(units, span.units, match, seq.adjunct_first)
+        or _refronted(units, span, seq, match)
+        or (seq.moves and _rearranged(units, span, seq.fronted, match))
+    )
+
+
+def _rearranged(
+    units: Sequence[_Unit], span: _Span, fronted: bool, match: Callable[[_Unit, _Unit], bool]
+) -> bool:
+    """The clause aligns inside one clause of the phrase once its verb is back in second place.
+
+    A verb-second language moves its verb to the end of a subordinate clause ("dass Jonas keine
+    Nüsse isst"), to the front after framing ("soweit ich weiß, isst Jonas ..."), and behind a
+    fronted adjunct ("Mittwochs hat Lena ..."), which then comes from anywhere in the clause. The
+    verb moved is never a name, a number, a date, a negator or a quantifier, nothing else moves,
+    and all of it stays inside one source clause, so neither roles nor values change places.
+    """
+    keys = {u.key for u in units}
+    clauses = [
+        span.units[begin:end]
+        for begin, end, _ in span.clauses
+        if keys <= {u.key for u in span.units[begin:end]}
+    ]
+    if not clauses or len(units) > _MOST_REARRANGED:
+        return False
+    orders = _verb_second(units, fronted)
+    return any(_in_order(order, clause, match) for clause in clauses for order in orders)
+
+
+# A longer clause is read only in its own order: the orders to try grow with the cube of its length.
+_MOST_REARRANGED = 12
+
+
+def _verb_second(units: Sequence[_Unit], fronted: bool) -> list[list[_Unit]]:
+    """The orders the clause may have had with its verb second (see `_rearranged`).
+
+    The verb is taken from the clause's first or second place (after a fronted adjunct, of what
+    follows it) and put back first or second, where a main clause has it (first when its subject
+    is the speaker, left out), or from its last place (a subordinate clause) and put back
+    anywhere, since a subject may be more than one word; the adjunct then goes back anywhere.
+    """
+    blocks: list[tuple[list[_Unit], list[_Unit]]] = [([], list(units))]
+    if fronted:
+        blocks += [(list(units[:k]), list(units[k:])) for k in _cuts(units)]
+    orders: list[list[_Unit]] = []
+    for block, rest in blocks:
+        bases = [rest]
+        for m in sorted({0, 1, len(rest) - 1}):
+            if len(rest) < 2 or not _plain(rest[m]):
+                continue
+            others = [*rest[:m], *rest[m + 1 :]]
+            places = range(len(others)) if m == len(rest) - 1 else (0, 1)
+            bases += [[*others[:p], rest[m], *others[p:]] for p in places]
+        orders += (
+            [[*b[:p], *block, *b[p:]] for b in bases for p in range(len(b) + 1)] if block else bases
+        )
+    return orders
+
+
+def _plain(unit: _Unit) -> bool:
+    """A word that may be a verb: lower case, and no name, number, date, negator or quantifier."""
+    return not _is_name(unit) and not unit.role and not unit.capital and unit.key.isalpha()
 
 
 def _matcher(relaxed: _Relaxed) -> Callable[[_Unit, _Unit], bool]:
@@ -786,32 +958,45 @@ def _matcher(relaxed: _Relaxed) -> Callable[[_Unit, _Unit], bool]:
         return (
             not check_quantifier
             or rendered.quant == source.quant
-            or (not rendered.quant and source.quant in lx.UNIVERSAL_QUANTIFIERS)
+            or (not rendered.quant and source.universal)
         )
 
     return match
 
 
 def _in_order(
-    units: Sequence[_Unit], source: Sequence[_Unit], match: Callable[[_Unit, _Unit], bool]
+    units: Sequence[_Unit],
+    source: Sequence[_Unit],
+    match: Callable[[_Unit, _Unit], bool],
+    whole_starts: bool = False,
 ) -> bool:
     """Order-preserving match with gaps.
 
     A gap may leave a source clause only to enter a later clause at its first unit, and a clause
-    with a subject of its own only at that name.
+    with a subject of its own only at that name. With `whole_starts` (a language whose adjuncts
+    may open a clause), it leaves a clause only after taking the clause's start without a gap.
 
     So "football on Tuesday and piano on Thursday" never yields "football on Thursday", and "on
     Fridays Jo runs" lends "Fridays" to nothing Jo does elsewhere, while "apples, pears and plums"
-    still yields "pears".
+    still yields "pears"; and "Lena hat mittwochs Klavier und freitags Tennis" never yields
+    "Lena hat Klavier freitags".
     """
-    ends = [-1]
-    for unit in units:
-        ends = [
-            k
-            for k, candidate in enumerate(source)
-            if match(unit, candidate)
-            and any(j < k and (j < 0 or _continues(source[j], candidate)) for j in ends)
-        ]
+    ends: list[tuple[int, bool]] = [(-1, True)]  # where the alignment may be, and whether its
+    for unit in units:  # clause so far was taken from its start without a gap
+        reached: dict[int, bool] = {}
+        for k, candidate in enumerate(source):
+            if not match(unit, candidate):
+                continue
+            for j, whole in ends:
+                if j >= k:
+                    continue
+                if j < 0:
+                    reached[k] = reached.get(k, False) or candidate.first
+                elif candidate.clause == source[j].clause:
+                    reached[k] = reached.get(k, False) or (whole and k == j + 1)
+                elif _continues(source[j], candidate) and (whole or not whole_starts):
+                    reached[k] = True
+        ends = list(reached.items())
         if not ends:
             return False
     return True
@@ -825,16 +1010,20 @@ def _continues(previous: _Unit, candidate: _Unit) -> bool:
 
 
 def _refronted(
-    units: Sequence[_Unit], span: _Span, fronted: bool, match: Callable[[_Unit, _Unit], bool]
+    units: Sequence[_Unit], span: _Span, seq: _Seq, match: Callable[[_Unit, _Unit], bool]
 ) -> bool:
     """An adjunct moved to the front of the render clause, or from the front of a source clause.
 
     The moved part holds no name, and the rest of the alignment still keeps each value in its own
-    source clause, so neither a subject nor another clause's value can travel with it.
+    source clause, so neither a subject nor another clause's value can travel with it. Where
+    adjuncts may open a clause anyway, a source clause's is left where it is: moved, its value
+    would open the clause, where a gap may enter it.
     """
-    if fronted and any(_in_order(_to_end(units, k), span.units, match) for k in _cuts(units)):
+    if seq.fronted and any(
+        _in_order(_to_end(units, k), span.units, match, seq.adjunct_first) for k in _cuts(units)
+    ):
         return True
-    return any(
+    return not seq.adjunct_first and any(
         _in_order(units, _moved(span.units, begin, end, k), match)
         for begin, end, source_fronted in span.clauses
         if source_fronted
@@ -890,7 +1079,13 @@ def _drop(units: tuple[_Unit, ...], relaxed: _Relaxed) -> tuple[_Unit, ...]:
 
 
 def _autobiography(toks: list[Token], render: str) -> list[Failure]:
-    """First-person life claims ("I grew up", "my mother", "when I was young"), traced or not."""
+    """First-person life claims ("I grew up", "my mother", "when I was young"), traced or not.
+
+    English reads them by its lists; elsewhere every first-person word that is not part of the
+    framing is one ("Ich habe im März Geburtstag", "mon frère"; not "je me souviens").
+    """
+    if toks and not READINGS[toks[0].lang].life_lists:
+        return _first_person_outside_framing(toks, render)
     found: list[Failure] = []
     for i, tok in enumerate(toks):
         if tok.kind != "word" or tok.norm not in ("i", "my"):
@@ -923,3 +1118,34 @@ def _life_after_my(toks: list[Token], j: int) -> int | None:
     if k < len(toks) and toks[k].kind == "word" and toks[k].key in _LIFE_NOUNS:
         return k
     return None
+
+
+def _first_person_outside_framing(toks: list[Token], render: str) -> list[Failure]:
+    """First-person words that do not belong to framing ("ich erinnere mich"; "m'a dit")."""
+    return [
+        Failure("autobiography", render[t.start : t.end])
+        for i, t in enumerate(toks)
+        if t.kind == "word" and not t.framing and t.norm in _lex(t).first_person
+        if not (_frames(toks, i, -1) or _frames(toks, i, 1))
+    ]
+
+
+def _frames(toks: list[Token], i: int, step: int) -> bool:
+    """Whether the first word beyond `i` that says more than form is framing.
+
+    Other first-person words and function words are passed over; a subordinator ("dass",
+    "que"), content or a clause's end stops the search: what follows "ich weiß, dass" is said,
+    not framing.
+    """
+    lex = _lex(toks[i])
+    k = i + step
+    while 0 <= k < len(toks) and toks[k].kind == "word":
+        tok = toks[k]
+        if tok.framing:
+            return True
+        if tok.norm in lex.subordinators or (
+            tok.norm not in lex.first_person and tok.norm not in lex.stopwords
+        ):
+            return False
+        k += step
+    return False

@@ -1,0 +1,297 @@
+"""The verifier in every language Alto speaks: what passes, what each guard catches, which reading.
+
+Each language has one household (`KITS`): a memory, a faithful render in the language's own order
+and framing, and one render per guard that breaks it. The labelled sets at the end were written
+in German, Dutch, French, Spanish and Italian apart from the code: `language_renders.json` was
+first run on the rule as it stood and the rule was then mended on it (a development set now);
+`language_heldout_renders.json` was written before that mending was done and first run after it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from custom_components.alto.surface.lexicon import ENGLISH
+from custom_components.alto.surface.readings import READINGS, reading_of
+from custom_components.alto.surface.verify import verify_render
+from tests.surface.test_labelled_set import FIELDS, MODES, load, report, score
+
+
+@dataclass(frozen=True)
+class Kit:
+    """One language's household: a memory, a faithful render, and renders each guard drops."""
+
+    code: str
+    fragment: dict[str, list[str]]
+    faithful: tuple[str, ...]  # framed, reordered as the language does, inflected
+    polarity: tuple[str, ...]  # a negation dropped or added
+    quantifier: str  # a restricting quantifier for a universal one
+    autobiography: str  # the operator claiming the memory as its own life
+    swapped: str  # two people's roles exchanged, every word traced
+
+
+KITS = (
+    Kit(
+        "de",
+        {
+            "Jonas": ["Jonas isst keine Haselnüsse", "Jonas schwimmt jeden Sonntag"],
+            "Lena": ["Lena bringt Jonas mittwochs zum Training", "Lena mag Kaffee nicht"],
+        },
+        (
+            "Ich erinnere mich, dass Jonas keine Haselnüsse isst.",
+            "Soweit ich weiß, schwimmt Jonas jeden Sonntag.",
+            "Mittwochs bringt Lena Jonas zum Training.",
+            "Ich glaube, dass Lena Kaffee nicht mag.",
+        ),
+        ("Jonas isst Haselnüsse.", "Ich glaube, dass Lena Kaffee mag."),
+        "Jonas schwimmt manchmal sonntags.",
+        "Ich schwimme jeden Sonntag.",
+        "Mittwochs bringt Jonas Lena zum Training.",
+    ),
+    Kit(
+        "nl",
+        {
+            "Sanne": ["Sanne drinkt geen koffie", "Sanne fietst elke ochtend naar haar werk"],
+            "Bram": ["Bram haalt Sanne op vrijdag van het station", "Bram zwemt niet"],
+        },
+        (
+            "Ik herinner me dat Sanne geen koffie drinkt.",
+            "Volgens mij fietst Sanne elke ochtend naar haar werk.",
+            "Op vrijdag haalt Bram Sanne van het station.",
+            "Ik weet nog dat Bram niet zwemt.",
+        ),
+        ("Sanne drinkt koffie.", "Bram zwemt."),
+        "Sanne fietst soms naar haar werk.",
+        "Ik fiets elke ochtend naar mijn werk.",
+        "Op vrijdag haalt Sanne Bram van het station.",
+    ),
+    Kit(
+        "fr",
+        {
+            "Léa": ["Léa ne mange jamais de porc", "Léa fait du yoga tous les mardis"],
+            "Paul": ["Paul emmène Léa à la gare le vendredi"],
+        },
+        (
+            "Je me souviens que Léa ne mange jamais de porc.",
+            "Si je me souviens bien, Léa fait du yoga le mardi.",
+            "Paul m'a dit qu'il emmène Léa à la gare le vendredi.",
+        ),
+        ("Léa mange du porc.", "Je crois que Paul n'emmène pas Léa à la gare le vendredi."),
+        "Léa fait du yoga certains mardis.",
+        "Je fais du yoga tous les mardis.",
+        "Léa emmène Paul à la gare le vendredi.",
+    ),
+    Kit(
+        "es",
+        {
+            "Lucía": ["Lucía no come gluten", "Lucía va al gimnasio todos los lunes"],
+            "Diego": ["Diego lleva a Lucía al trabajo los jueves"],
+        },
+        (
+            "Recuerdo que Lucía no come gluten.",
+            "Si no me equivoco, Lucía va al gimnasio los lunes.",
+            "Los jueves Diego lleva a Lucía al trabajo.",
+        ),
+        ("Lucía come gluten.", "Creo que Diego no lleva a Lucía al trabajo los jueves."),
+        "Lucía va al gimnasio algunos lunes.",
+        "Voy al gimnasio todos los lunes, y mi hermana también.",
+        "Lucía lleva a Diego al trabajo los jueves.",
+    ),
+    Kit(
+        "it",
+        {
+            "Marco": ["Marco non beve il latte", "Marco porta il cane al parco ogni sera"],
+            "Giulia": ["Giulia accompagna Marco a scuola il lunedì"],
+        },
+        (
+            "Mi ricordo che Marco non beve il latte.",
+            "Se non sbaglio, Marco porta il cane al parco la sera.",
+            "Il lunedì Giulia accompagna Marco a scuola.",
+        ),
+        ("Marco beve il latte.", "Credo che Giulia non accompagni Marco a scuola il lunedì."),
+        "Marco porta il cane al parco qualche sera.",
+        "Porto il mio cane al parco ogni sera.",
+        "Marco accompagna Giulia a scuola il lunedì.",
+    ),
+)
+BY_CODE = {kit.code: kit for kit in KITS}
+
+
+def _cases(part: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for kit in KITS:
+        renders = getattr(kit, part)
+        found += [(kit.code, r) for r in (renders if isinstance(renders, tuple) else (renders,))]
+    return found
+
+
+def test_every_language_alto_speaks_has_a_kit() -> None:
+    """Every language Alto speaks but English (its own tests) has a household here."""
+    assert set(BY_CODE) | {"en"} == set(READINGS)
+
+
+@pytest.mark.parametrize(("code", "render"), _cases("faithful"))
+def test_a_faithful_render_in_the_language_passes(code: str, render: str) -> None:
+    """Framing, subordinate order, a fronted adjunct and inflection are the language's form."""
+    verdict = verify_render(BY_CODE[code].fragment, render)
+    assert verdict.ok, verdict.failures
+
+
+@pytest.mark.parametrize(
+    ("code", "render", "mode"),
+    [
+        (code, render, mode)
+        for mode in ("polarity", "quantifier", "autobiography", "swapped")
+        for code, render in _cases(mode)
+    ],
+)
+def test_each_guard_holds_in_the_language(code: str, render: str, mode: str) -> None:
+    """A negation dropped or added, a quantifier weakened, a life claimed, roles swapped."""
+    verdict = verify_render(BY_CODE[code].fragment, render)
+    assert not verdict.ok
+    assert mode in verdict.modes, verdict.failures
+
+
+@pytest.mark.parametrize(
+    ("fragment", "render"),
+    [
+        # A value from another clause, where adjuncts open clauses.
+        (
+            {"Lena": ["Lena hat mittwochs Klavier und freitags Tennis"]},
+            "Freitags hat Lena Klavier.",
+        ),
+        (
+            {"Lena": ["Lena hat mittwochs Klavier und freitags Tennis"]},
+            "Lena hat freitags Klavier.",
+        ),
+        (
+            {"Sanne": ["Sanne heeft op maandag tennis en op woensdag dansles"]},
+            "Sanne heeft op maandag dansles.",
+        ),
+        (
+            {"Papa": ["Papa bringt Jonas montags und Lena dienstags hin"]},
+            "Papa bringt Lena montags hin.",
+        ),
+        # Roles exchanged by the verb's move, names told or not.
+        ({"de kat": ["de kat jaagt op de hond"]}, "Ik weet dat de hond op de kat jaagt."),
+        (
+            {"Sanne": ["Sanne bezoekt oma elke zondag"]},
+            "Ik weet dat oma Sanne elke zondag bezoekt.",
+        ),
+        ({"Oma": ["Oma ruft Jonas jeden Sonntag an"]}, "Jonas ruft Oma jeden Sonntag an."),
+        ({"Marco": ["Marco porta il cane al parco"]}, "Il cane porta Marco al parco."),
+        (
+            {"Lucía": ["Lucía visita a su abuela los domingos"]},
+            "Los domingos su abuela visita a Lucía.",
+        ),
+        (
+            {"Marie": ["Marie garde le chien de Paul le samedi"]},
+            "Le samedi Paul garde le chien de Marie.",
+        ),
+        # Two negations are not one where a negation covers its clause.
+        ({"Mila": ["Mila kan niet slapen zonder knuffel"]}, "Mila kan slapen zonder knuffel."),
+        ({"Jonas": ["Jonas mag Nüsse nicht"]}, "Ich glaube, dass Jonas Nüsse mag."),
+        # A first-person word past "that" is said, not framing.
+        ({"Paul": ["Ik ben geboren in Groningen"]}, "Ik weet nog dat ik in Groningen geboren ben."),
+        ({"Hélène": ["Ma sœur vit au Canada"]}, "Je me souviens que ma sœur vit au Canada."),
+        ({"Cristina": ["Cristina ha due fratelli"]}, "Mi ricordo che ho due fratelli."),
+    ],
+)
+def test_a_reordering_language_keeps_roles_values_and_polarity(
+    fragment: dict[str, list[str]], render: str
+) -> None:
+    """What the verb's move, a fronted adjunct or framing allows never changes what is said."""
+    assert not verify_render(fragment, render).ok
+
+
+def test_a_negation_is_kept_when_the_text_reads_as_another_language() -> None:
+    """A negator of any language counts in every other, where it is no function word there."""
+    fragment = {"Jo": ["Jo swims, nunca on Sundays"]}  # read as English: "nunca" tells nothing
+    assert reading_of(["Jo swims, nunca on Sundays", "Jo swims on Sundays."]).code == "en"
+    assert "polarity" in verify_render(fragment, "Jo swims on Sundays.").modes
+
+
+@pytest.mark.parametrize(
+    ("code", "framing"),
+    [(kit.code, framing) for kit in KITS for framing in READINGS[kit.code].framing],
+)
+def test_every_framing_of_the_language_is_form(code: str, framing: str) -> None:
+    """Every extractive framing a language lists needs no licence."""
+    kit = BY_CODE[code]
+    owner, phrases = next(iter(kit.fragment.items()))
+    render = f"{framing.capitalize()}, {phrases[0]}."
+    assert verify_render({owner: phrases}, render).ok, render
+
+
+@pytest.mark.parametrize("code", sorted(READINGS))
+def test_a_languages_guards_are_never_its_form(code: str) -> None:
+    """No negator, quantifier or first-person word is a function word, and all are casefolded."""
+    lex = READINGS[code]
+    guards = lex.negators | lex.universal | lex.restricting
+    assert not guards & lex.stopwords
+    for words in (guards, lex.stopwords, lex.first_person, lex.openers, lex.months):
+        assert all(w == w.casefold() for w in words)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Ich erinnere mich, dass Jonas keine Nüsse isst.", "de"),
+        ("Ik herinner me dat Sanne geen koffie drinkt.", "nl"),
+        ("Je me souviens que Léa ne mange jamais de porc.", "fr"),
+        ("Recuerdo que Lucía no come gluten.", "es"),
+        ("Mi ricordo che Marco non beve il latte.", "it"),
+        ("I remember Maria walks the dog.", "en"),
+    ],
+)
+def test_a_verification_reads_the_language_its_words_tell(text: str, code: str) -> None:
+    """The render and its fragment are read in the language their words tell."""
+    assert reading_of([text]).code == code
+
+
+def test_english_is_read_as_it_was() -> None:
+    """English keeps the lists it had: the labelled English sets are its measure."""
+    assert READINGS["en"] is ENGLISH
+    assert ENGLISH.life_lists
+    assert not ENGLISH.verb_moves
+    assert not ENGLISH.adjunct_first
+    assert not ENGLISH.clause_negation
+
+
+LANGUAGE_SETS = (
+    Path(__file__).with_name("language_renders.json"),
+    Path(__file__).with_name("language_heldout_renders.json"),
+)
+
+
+@pytest.mark.parametrize("path", LANGUAGE_SETS, ids=lambda p: p.stem)
+def test_language_sets_are_well_formed(path: Path) -> None:
+    """Fifty cases in each of five languages, every mode among them."""
+    cases = load(path)
+    assert len({c["id"] for c in cases}) == len(cases)
+    assert Counter(c["id"][:2] for c in cases) == dict.fromkeys(BY_CODE, 50)
+    for case in cases:
+        assert set(case) == FIELDS
+        assert case["label"] in {"faithful", *MODES}
+    assert {c["label"] for c in cases} == {"faithful", *MODES}
+
+
+@pytest.mark.parametrize("path", LANGUAGE_SETS, ids=lambda p: p.stem)
+def test_verifier_on_languages_written_apart(path: Path) -> None:
+    """Nearly every failing render dropped; most faithful ones kept (English keeps 97 %).
+
+    Measured (`pytest -s`): the development set 150 of 153 and 79 of 97, the held-out set 153
+    of 154 and 73 of 96 on its first run; before the languages' readings, 149 of 154 and none.
+    """
+    cases = load(path)
+    scores = score(cases)
+    print(f"\n{path.name}\n{report(scores)}")
+    assert scores.catch_rate >= 0.97
+    assert scores.false_drop_rate <= 0.25
+    for code in BY_CODE:
+        kept = score([c for c in cases if c["id"].startswith(code)])
+        assert kept.dropped_faithful < kept.faithful * 0.4, code
