@@ -127,11 +127,55 @@ async def test_named_entity_surfaces_a_verified_thought() -> None:
     assert "Is Maria coming round later?" in seen
 
 
+@pytest.mark.parametrize(
+    ("phrase", "faithful", "negation_dropped"),
+    [
+        (
+            "Jonas isst keine Haselnüsse",
+            "Ich erinnere mich, dass Jonas keine Haselnüsse isst.",
+            "Jonas isst Haselnüsse.",
+        ),
+        (
+            "Jonas eet geen hazelnoten",
+            "Ik weet nog dat Jonas geen hazelnoten eet.",
+            "Jonas eet hazelnoten.",
+        ),
+        (
+            "Jonas ne mange jamais de noisettes",
+            "Je me souviens que Jonas ne mange jamais de noisettes.",
+            "Jonas mange des noisettes.",
+        ),
+        (
+            "Jonas no come avellanas",
+            "Recuerdo que Jonas no come avellanas.",
+            "Jonas come avellanas.",
+        ),
+        (
+            "Jonas non mangia nocciole",
+            "Mi ricordo che Jonas non mangia nocciole.",
+            "Jonas mangia nocciole.",
+        ),
+    ],
+)
+async def test_a_thought_in_the_households_language_is_verified_in_it(
+    phrase: str, faithful: str, negation_dropped: str
+) -> None:
+    """A faithful thought in the memory's language surfaces; one without its negation does not."""
+    view = View(memory={"Jonas": [Phrase(phrase, "j1")]})
+    kept = await surface(view, Renderer(faithful), Heard("Jonas?", "u1"))
+    assert kept.verdict == "surfaced"
+    assert kept.thought == faithful
+    flipped = await surface(view, Renderer(negation_dropped), Heard("Jonas?", "u2"))
+    assert flipped.verdict == "dropped"
+    assert "polarity" in flipped.failure_modes
+
+
 def test_instruction_asks_for_one_extractive_first_person_thought() -> None:
     """Instruction asks for one extractive first person thought."""
     assert "ONE short first-person thought" in SYSTEM_INSTRUCTION
     assert "I remember" in SYSTEM_INSTRUCTION
     assert "Maria told me" in SYSTEM_INSTRUCTION
+    assert "language of the memory phrases" in SYSTEM_INSTRUCTION
     assert "exactly" in SYSTEM_INSTRUCTION
     assert "never quote" in SYSTEM_INSTRUCTION
 

@@ -61,6 +61,7 @@ or thing each is about, and what is being said now. Write ONE short first-person
 sentence, recalling what the memory phrases hold about what is being said.
 
 Rules:
+- Write in the language of the memory phrases.
 - Frame it as remembering: "I remember …", "I recall …", "Maria told me …".
 - Use only the words of the memory phrases, joined by small connecting words. Add no opinion, \
 feeling, judgement or detail that the phrases do not hold.
