@@ -30,6 +30,26 @@ def test_possessive_names_its_owner() -> None:
     assert find_cues("Is it Maria's turn or Tom’s?", NAMES) == ["Maria", "Tom"]
 
 
+@pytest.mark.parametrize(
+    ("utterance", "names", "cued"),
+    [
+        ("Wann hat Omas Katze Geburtstag?", ["Oma"], ["Oma"]),
+        ("Waar staat Sannes fiets eigenlijk?", ["Sanne"], ["Sanne"]),
+        ("Tomorrow the Tomlinsons walk Biscuits", ["Biscuit"], []),  # English: a plural
+        ("Est-ce que le chat d'Anna est rentré ?", ["Anna"], ["Anna"]),
+        ("Il gatto dell'Anna è a casa?", ["Anna"], ["Anna"]),
+        ("Ist unser Kessel schon gewartet?", ["der Kessel"], ["der Kessel"]),
+        ("¿Cuándo viene nuestra abuela?", ["la abuela"], ["la abuela"]),
+        ("Is onze buurvrouw thuis?", ["de buurvrouw"], ["de buurvrouw"]),
+    ],
+)
+def test_a_name_is_cued_as_each_language_says_it(
+    utterance: str, names: list[str], cued: list[str]
+) -> None:
+    """A genitive "s" where German and Dutch write one, an elision, any language's article."""
+    assert find_cues(utterance, names) == cued
+
+
 def test_leading_article_is_optional() -> None:
     """Leading article is optional."""
     assert find_cues("our boiler is banging again", NAMES) == ["the boiler"]

@@ -2,8 +2,11 @@
 
 A cue is a reference the speaker actually made, so matching is literal: casefolded whole words on
 Unicode word boundaries (UAX #29, via uniseg), never a substring ("Tom" is not in "tomorrow") and
-never a stem. A possessive or other clitic is not part of the word ("Maria's" names Maria), and a
-name's leading article is optional ("our boiler" names "the boiler").
+never a stem. A possessive or other clitic is not part of the word ("Maria's" names Maria), nor is
+an elision before it ("d'Anna" names Anna); in an utterance read as German or Dutch, a genitive
+written without an apostrophe names its name ("Omas Geburtstag" names Oma); and a name's leading
+article, in any language Alto speaks, is optional ("our boiler" names "the boiler", "unser Kessel"
+names "der Kessel").
 
 Segmentation is pure Python (about 20 µs a character), and a home knows thousands of names, so a
 `CueIndex` segments each name once and is reused turn after turn: `CueIndex.build` takes the
@@ -17,11 +20,15 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .lexicon import CLITICS, DETERMINERS
+from .readings import READINGS, reading_of
 from .segments import segments
 
 _Word = tuple[int, int, str]  # start, end, casefolded word without its clitic
 type Key = tuple[str, ...]  # the casefolded words that cue a name, in order
+
+_DETERMINERS = frozenset().union(*(lex.determiners for lex in READINGS.values()))
+_CLITICS = frozenset().union(*(lex.clitics for lex in READINGS.values()))
+_ELIDED = frozenset().union(*(lex.elisions for lex in READINGS.values()))
 
 
 def find_cues(utterance: str, names: Iterable[str], limit: int = 3) -> list[str]:
@@ -63,13 +70,16 @@ class CueIndex:
         if limit <= 0 or not isinstance(utterance, str):
             return []
         said = _words(utterance)
-        said_words = [w for _, _, w in said]
+        readings = [[w for _, _, w in said]]
+        if reading_of([utterance]).genitive:  # "Omas Katze": the name without its "s" too
+            readings.append([w[:-1] if len(w) > 2 and w[-1] == "s" else w for w in readings[0]])
         found: list[tuple[int, int, int, str]] = []  # -length, start, name order, name
-        for i, word in enumerate(said_words):
-            for order, key, name in self.by_first.get(word, ()):
-                if tuple(said_words[i : i + len(key)]) == key:
-                    start, end = said[i][0], said[i + len(key) - 1][1]
-                    found.append((start - end, start, order, name))
+        for said_words in readings:
+            for i, word in enumerate(said_words):
+                for order, key, name in self.by_first.get(word, ()):
+                    if tuple(said_words[i : i + len(key)]) == key:
+                        start, end = said[i][0], said[i + len(key) - 1][1]
+                        found.append((start - end, start, order, name))
         taken: list[tuple[int, int]] = []
         cues: list[str] = []
         for negative_length, start, _, name in sorted(found, key=lambda f: f[:3]):
@@ -94,7 +104,7 @@ def _known_keys(name: str, earlier: Iterable[CueIndex]) -> tuple[Key, ...]:
 def _keys(name: str) -> tuple[Key, ...]:
     """The word sequences that cue `name`: as given, and without a leading article."""
     key = tuple(w for _, _, w in _words(name))
-    if len(key) > 1 and key[0] in DETERMINERS:
+    if len(key) > 1 and key[0] in _DETERMINERS:
         return (key, key[1:])
     return (key,) if key else ()
 
@@ -107,8 +117,11 @@ def _words(text: str) -> list[_Word]:
         if not any(c.isalnum() for c in piece):
             continue
         cut = max(piece.rfind(q) for q in "'’ʼ")
-        if cut > 0 and piece[cut + 1 :].casefold() in CLITICS:
+        first = min((i for q in "'’ʼ" if (i := piece.find(q)) > 0), default=0)
+        if cut > 0 and piece[cut + 1 :].casefold() in _CLITICS:
             found.append((start, start + cut, _fold(piece[:cut])))
+        elif first and piece[:first].casefold() in _ELIDED:
+            found.append((start + first + 1, pos, _fold(piece[first + 1 :])))
         else:
             found.append((start, pos, _fold(piece)))
     return found

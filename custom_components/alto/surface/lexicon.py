@@ -313,6 +313,7 @@ class Reading:
     # The subject may follow its verb ("dans le tiroir se trouvent les piles"): a clause naming
     # only the phrase's owner may name it anywhere, when the phrase names no one else.
     subject_moves: bool = False
+    genitive: bool = False  # a name's genitive is the name and an "s" ("Omas Geburtstag")
     ordinal_dot: bool = False  # "am 12. März": the dot after a day before a month ends nothing
     # Life claims are read word for word (English's lists below); elsewhere a first-person word
     # outside a clause of framing is one.

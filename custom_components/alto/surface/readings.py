@@ -110,6 +110,7 @@ GERMAN: Final = Reading(
         liebevoll lustig witzig ängstlich besorgt stolz froh glücklich unglücklich enttäuscht
     """),
     adjunct_first=True,
+    genitive=True,
 )
 
 DUTCH: Final = Reading(
@@ -173,6 +174,7 @@ DUTCH: Final = Reading(
         perfect hopelijk triest droevig blij trots bang bezorgd teleurgesteld grappig vervelend
     """),
     adjunct_first=True,
+    genitive=True,
 )
 
 FRENCH: Final = Reading(
