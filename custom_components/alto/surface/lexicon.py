@@ -43,7 +43,9 @@ NEGATORS = frozenset(_words("not never no nobody nothing none neither nor nowher
 # changed. Frequency adverbs quantify over occasions and behave the same way.
 UNIVERSAL_QUANTIFIERS = frozenset(_words("every each all both any always"))
 RESTRICTING_QUANTIFIERS = frozenset(
-    _words("some several few many most sometimes usually often occasionally rarely seldom mostly")
+    _words("""
+    some several few many most sometimes usually often occasionally rarely seldom mostly only
+    """)
 )
 QUANTIFIERS = UNIVERSAL_QUANTIFIERS | RESTRICTING_QUANTIFIERS
 # Quantifiers that float beside a coordinated subject ("Mia and Leo are both ...", "both Mia and
@@ -313,7 +315,12 @@ class Reading:
     # The subject may follow its verb ("dans le tiroir se trouvent les piles"): a clause naming
     # only the phrase's owner may name it anywhere, when the phrase names no one else.
     subject_moves: bool = False
+    # Verbs that say "I" without a pronoun ("nací", "ho"): content, and a life claimed when said.
+    first_person_verbs: frozenset[str] = frozenset()
     genitive: bool = False  # a name's genitive is the name and an "s" ("Omas Geburtstag")
+    # Separable verbs' particles: a render may join one to its verb ("abholt" for "holt … ab").
+    particles: frozenset[str] = frozenset()
+    person_t: bool = False  # the stemmer keeps a verb's person "t" ("spielt"): tracing drops it
     ordinal_dot: bool = False  # "am 12. März": the dot after a day before a month ends nothing
     # Life claims are read word for word (English's lists below); elsewhere a first-person word
     # outside a clause of framing is one.

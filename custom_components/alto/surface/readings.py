@@ -61,7 +61,7 @@ GERMAN: Final = Reading(
     ),
     restricting=_words("""
     einige einigen einiger manche manchen mancher manchmal mehrere mehreren viele vielen wenige
-    wenigen oft häufig selten meistens meist gelegentlich normalerweise gewöhnlich
+    wenigen oft häufig selten meistens meist gelegentlich nur bloß normalerweise gewöhnlich
     """),
     floating=_words("beide alle"),
     openers=_words("""
@@ -111,6 +111,10 @@ GERMAN: Final = Reading(
     """),
     adjunct_first=True,
     genitive=True,
+    particles=_words(
+        "ab an auf aus bei ein fest fort heim her hin los mit nach vor weg zu zurück zusammen"
+    ),
+    person_t=True,
 )
 
 DUTCH: Final = Reading(
@@ -128,7 +132,7 @@ DUTCH: Final = Reading(
     negators=_words("niet geen nooit niets niemand nergens zonder noch"),
     universal=_words("elke elk iedere ieder alle altijd steeds beide allebei"),
     restricting=_words("""
-    soms sommige enkele meerdere veel vaak zelden meestal weinig doorgaans gewoonlijk
+    soms sommige enkele meerdere veel vaak zelden meestal weinig doorgaans gewoonlijk alleen slechts
     """),
     floating=_words("beide allebei alle allemaal"),
     openers=_words("""
@@ -144,6 +148,7 @@ DUTCH: Final = Reading(
         """),
         "voor zover ik weet",
         "voor zover ik me herinner",
+        "als ik het me goed herinner",
         "als ik me niet vergis",
         "als ik me goed herinner",
         "als ik het goed heb",
@@ -175,6 +180,7 @@ DUTCH: Final = Reading(
     """),
     adjunct_first=True,
     genitive=True,
+    particles=_words("aan af bij in mee na om op over terug thuis toe uit vast voor weg"),
 )
 
 FRENCH: Final = Reading(
@@ -194,7 +200,7 @@ FRENCH: Final = Reading(
     universal=_words("chaque tout tous toute toutes toujours"),
     restricting=_words("""
     quelques certains certaines parfois souvent rarement plusieurs beaucoup peu quelquefois
-    généralement habituellement
+    généralement habituellement seulement uniquement
     """),
     floating=_words("tous toutes"),
     openers=_words("""
@@ -276,7 +282,7 @@ SPANISH: Final = Reading(
     universal=_words("todo todos toda todas cada siempre ambos ambas"),
     restricting=_words("""
     algunos algunas algún alguna varios varias muchos muchas pocos pocas frecuentemente
-    raramente normalmente generalmente casi
+    raramente normalmente generalmente casi solo sólo solamente únicamente
     """),
     floating=_words("todos todas ambos ambas"),
     openers=_words("""
@@ -293,12 +299,13 @@ SPANISH: Final = Reading(
         "si mal no recuerdo",
         "que yo sepa",
         "que yo recuerde",
+        "según recuerdo",
+        "por lo que sé",
+        "por lo que recuerdo",
         "tengo entendido",
         "me parece",
     ),
-    first_person=_words(
-        "yo me mí mi mis conmigo soy estoy tengo he fui estuve tuve nací crecí viví"
-    ),
+    first_person=_words("yo me mí mi mis conmigo"),
     subordinators=_words("que si"),
     determiners=_words("el la los las un una mi mis nuestro nuestra tu su"),
     clause_conjunctions=_words("y e pero o u porque aunque sino pues que"),
@@ -322,6 +329,7 @@ SPANISH: Final = Reading(
     """),
     subject_moves=True,
     adjunct_first=True,
+    first_person_verbs=_words("soy estoy tengo he fui estuve tuve nací crecí viví"),
 )
 
 ITALIAN: Final = Reading(
@@ -342,7 +350,7 @@ ITALIAN: Final = Reading(
     universal=_words("ogni tutti tutte tutto tutta sempre entrambi entrambe ciascuno ciascuna"),
     restricting=_words("""
     alcuni alcune qualche certi certe spesso raramente talvolta molti molte pochi poche vari
-    varie diversi diverse solitamente normalmente generalmente
+    varie diversi diverse solitamente normalmente generalmente solo soltanto solamente
     """),
     floating=_words("tutti tutte entrambi entrambe"),
     openers=_words("""
@@ -365,7 +373,7 @@ ITALIAN: Final = Reading(
         "per quanto ricordo",
         "a quanto so",
     ),
-    first_person=_words("io me mi mio mia miei mie ho avevo ero sto nacqui"),
+    first_person=_words("io me mi mio mia miei mie"),
     subordinators=_words("che se"),
     determiners=_words("il lo la i gli le un uno una mio mia nostro nostra suo sua"),
     clause_conjunctions=_words("e ed ma o oppure perché però poiché sebbene benché che"),
@@ -406,6 +414,7 @@ ITALIAN: Final = Reading(
     """),
     subject_moves=True,
     adjunct_first=True,
+    first_person_verbs=_words("ho avevo ero sto nacqui"),
 )
 
 READINGS: Final[Mapping[str, Reading]] = MappingProxyType(

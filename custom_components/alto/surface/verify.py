@@ -115,7 +115,19 @@ def _stem(word: str, code: str = "en") -> str:
 
 
 def _stems(forms: frozenset[str], code: str = "en") -> frozenset[str]:
-    return frozenset(_stem(w, code) for w in forms)
+    return frozenset(_key(w, READINGS[code], False) for w in forms)
+
+
+def _key(norm: str, lex: Reading, noun: bool) -> str:
+    """What tracing compares a word by: its stem, less a verb's person "t" where it stays on.
+
+    `noun`: written with a capital (a name's, a noun's, a sentence's first word), so not taken
+    for a verb.
+    """
+    key = _stem(norm, lex.code)
+    if lex.person_t and not noun and len(key) > 3 and key[-1] == "t":
+        return key[:-1]  # German's stemmer keeps "spielt" whole beside "spiel" for "spielen"
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +197,8 @@ def _failures(fragment: object, render: object, utterance: object) -> list[Failu
     names: _Names = tuple((name, _name_key(name, lex.code)) for name in fragment)
     spans = _spans(fragment, names, lex.code)
     licences = _licences(spans, [name for name, _ in names])
+    if lex.particles:
+        toks = _particles_apart(toks, frozenset().union(*licences.values()), lex)
     text = _read(toks, names)
     groups = _attribute(text)
     found = _word_failures(text, render, groups, licences, utterance)
@@ -258,10 +272,33 @@ def tokens(text: str, lex: Reading | None = None) -> list[Token]:
         else:
             for n_clitic, norm in enumerate(_split_clitics(folded, lex)):
                 capital = n_clitic == 0 and piece[0].isupper()
-                key = _stem(norm, lex.code)
+                key = _key(norm, lex, capital)
                 toks.append(Token("word", norm, key, start, end, capital, initial, lang=lex.code))
         initial = False
     return _mark_framing(_join_meridiem(toks, lex), lex)
+
+
+def _particles_apart(toks: list[Token], traced: frozenset[str], lex: Reading) -> list[Token]:
+    """A separable verb joined in the render ("abholt") as the particle and the verb apart.
+
+    Only where the joined word traces to nothing and both its parts do ("holt … ab"), so a word
+    that merely begins like a particle ("mittwochs") stays whole.
+    """
+    out: list[Token] = []
+    for tok in toks:
+        out += [tok] if tok.kind != "word" or tok.key in traced else _apart(tok, traced, lex)
+    return out
+
+
+def _apart(tok: Token, traced: frozenset[str], lex: Reading) -> list[Token]:
+    for particle in sorted(lex.particles, key=len, reverse=True):
+        rest = tok.norm.removeprefix(particle)
+        if len(rest) < 3 or rest == tok.norm:
+            continue
+        first, second = _key(particle, lex, False), _key(rest, lex, tok.capital)
+        if first in traced and second in traced:
+            return [replace(tok, norm=particle, key=first), replace(tok, norm=rest, key=second)]
+    return [tok]
 
 
 def _ordinal_dot(lex: Reading, toks: list[Token], pieces: list[tuple[int, str]], n: int) -> bool:
@@ -379,7 +416,9 @@ def _framing_at(toks: list[Token], i: int, known: _Known) -> int:
     for phrase in known.phrases.get(toks[i].norm, ()):
         if tuple(t.norm for t in toks[i : i + len(phrase)]) == phrase:
             return len(phrase)
-    return 1 if toks[i].key in known.framing else 0
+    tok = toks[i]
+    as_verb = _key(tok.norm, READINGS[tok.lang], False)  # "Erwähnt, ..." opens a sentence
+    return 1 if tok.key in known.framing or as_verb in known.framing else 0
 
 
 @lru_cache(maxsize=1024)
@@ -465,7 +504,7 @@ def _clauses(toks: Sequence[Token], mention_at: dict[int, tuple[str, int]]) -> l
             if i < len(toks) and toks[i].norm in _lex(toks[i]).coordinators and i + 1 in mention_at:
                 i, coordinating = i + 1, True
             continue
-        if toks[i].kind == "clause" and not named and _opener_led(toks, words_):
+        if toks[i].kind == "clause" and not named and _adjunct_comma(toks, words_):
             pass  # the comma after a fronted adjunct
         elif toks[i].kind in ("clause", "sentence") or _opens_clause(toks[i]):
             if words_ or named:
@@ -581,6 +620,7 @@ class _Seq:
     moves: bool = False  # its language moves the finite verb (`Reading.verb_moves`)
     subject_moves: bool = False  # its subject may follow the verb (`Reading.subject_moves`)
     adjunct_first: bool = False  # an adjunct may open its clauses (`Reading.adjunct_first`)
+    after_framing: bool = False  # it follows framing with no "that" between ("volgens mij staat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -653,9 +693,24 @@ def _sequences(text: _Read) -> list[_Seq]:
                     lex.verb_moves,
                     lex.subject_moves,
                     lex.adjunct_first,
+                    _after_framing(text, clause),
                 )
             )
     return seqs
+
+
+def _after_framing(text: _Read, clause: _Clause) -> bool:
+    """Whether the clause's first item follows framing, with no "that" or content between."""
+    starts = [i for i in clause.words if is_content(text.toks[i])] + [i for i, _ in clause.named]
+    k = min(starts, default=0) - 1
+    while k >= 0:
+        tok = text.toks[k]
+        if tok.framing:
+            return True
+        if tok.kind == "word" and (is_content(tok) or tok.norm in _lex(tok).subordinators):
+            return False
+        k -= 1
+    return False
 
 
 def _unit(
@@ -782,6 +837,11 @@ def _is_day(tok: Token) -> bool:
     return tok.kind == "number" and tok.norm.isdigit() and 1 <= int(tok.norm) <= 31
 
 
+def _adjunct_comma(toks: Sequence[Token], words_: Sequence[int]) -> bool:
+    """Whether a comma ends a fronted adjunct; German and Dutch set none off ("Morgens trinkt")."""
+    return bool(words_) and not _lex(toks[words_[0]]).verb_moves and _opener_led(toks, words_)
+
+
 def _opener_led(toks: Sequence[Token], words_: Sequence[int]) -> bool:
     """Whether an adjunct opener ("on", "every", "yesterday") comes before any other content."""
     for i in words_:
@@ -883,12 +943,16 @@ def _fits(units: Sequence[_Unit], span: _Span, seq: _Seq, relaxed: _Relaxed) -> 
     return (
         _in_order(units, span.units, match, seq.adjunct_first)
         or _refronted(units, span, seq, match)
-        or (seq.moves and _rearranged(units, span, seq.fronted, match))
+        or (seq.moves and _rearranged(units, span, seq.fronted, seq.after_framing, match))
     )
 
 
 def _rearranged(
-    units: Sequence[_Unit], span: _Span, fronted: bool, match: Callable[[_Unit, _Unit], bool]
+    units: Sequence[_Unit],
+    span: _Span,
+    fronted: bool,
+    after_framing: bool,
+    match: Callable[[_Unit, _Unit], bool],
 ) -> bool:
     """The clause aligns inside one clause of the phrase once its verb is back in second place.
 
@@ -906,7 +970,7 @@ def _rearranged(
     ]
     if not clauses or len(units) > _MOST_REARRANGED:
         return False
-    orders = _verb_second(units, fronted)
+    orders = _verb_second(units, fronted, after_framing)
     return any(_in_order(order, clause, match) for clause in clauses for order in orders)
 
 
@@ -914,13 +978,16 @@ def _rearranged(
 _MOST_REARRANGED = 12
 
 
-def _verb_second(units: Sequence[_Unit], fronted: bool) -> list[list[_Unit]]:
+def _verb_second(
+    units: Sequence[_Unit], fronted: bool, after_framing: bool = False
+) -> list[list[_Unit]]:
     """The orders the clause may have had with its verb second (see `_rearranged`).
 
     The verb is taken from the clause's first or second place (after a fronted adjunct, of what
     follows it) and put back first or second, where a main clause has it (first when its subject
-    is the speaker, left out), or from its last place (a subordinate clause) and put back
-    anywhere, since a subject may be more than one word; the adjunct then goes back anywhere.
+    is the speaker, left out); or from its last place (a subordinate clause), or its first right
+    after framing ("volgens mij staat het wachtwoord …"), and put back anywhere, since a subject
+    may be more than one word. The adjunct then goes back anywhere.
     """
     blocks: list[tuple[list[_Unit], list[_Unit]]] = [([], list(units))]
     if fronted:
@@ -932,7 +999,8 @@ def _verb_second(units: Sequence[_Unit], fronted: bool) -> list[list[_Unit]]:
             if len(rest) < 2 or not _plain(rest[m]):
                 continue
             others = [*rest[:m], *rest[m + 1 :]]
-            places = range(len(others)) if m == len(rest) - 1 else (0, 1)
+            anywhere = m == len(rest) - 1 or (m == 0 and after_framing and not block)
+            places = range(len(others) + 1) if anywhere else (0, 1)
             bases += [[*others[:p], rest[m], *others[p:]] for p in places]
         orders += (
             [[*b[:p], *block, *b[p:]] for b in bases for p in range(len(b) + 1)] if block else bases
@@ -1125,9 +1193,14 @@ def _first_person_outside_framing(toks: list[Token], render: str) -> list[Failur
     return [
         Failure("autobiography", render[t.start : t.end])
         for i, t in enumerate(toks)
-        if t.kind == "word" and not t.framing and t.norm in _lex(t).first_person
+        if t.kind == "word" and not t.framing and _says_i(t)
         if not (_frames(toks, i, -1) or _frames(toks, i, 1))
     ]
+
+
+def _says_i(tok: Token) -> bool:
+    lex = _lex(tok)
+    return tok.norm in lex.first_person or tok.norm in lex.first_person_verbs
 
 
 def _frames(toks: list[Token], i: int, step: int) -> bool:
