@@ -317,6 +317,9 @@ class Reading:
     subject_moves: bool = False
     # Verbs that say "I" without a pronoun ("nací", "ho"): content, and a life claimed when said.
     first_person_verbs: frozenset[str] = frozenset()
+    # Any verb may say "I" alone ("sono nato a Bari"): a thought that names none of its
+    # fragment's names may be Alto speaking of itself, and is dropped.
+    pro_drop: bool = False
     genitive: bool = False  # a name's genitive is the name and an "s" ("Omas Geburtstag")
     # Separable verbs' particles: a render may join one to its verb ("abholt" for "holt … ab").
     particles: frozenset[str] = frozenset()

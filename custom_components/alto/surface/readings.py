@@ -330,6 +330,7 @@ SPANISH: Final = Reading(
     subject_moves=True,
     adjunct_first=True,
     first_person_verbs=_words("soy estoy tengo he fui estuve tuve nací crecí viví"),
+    pro_drop=True,
 )
 
 ITALIAN: Final = Reading(
@@ -415,6 +416,7 @@ ITALIAN: Final = Reading(
     subject_moves=True,
     adjunct_first=True,
     first_person_verbs=_words("ho avevo ero sto nacqui"),
+    pro_drop=True,
 )
 
 READINGS: Final[Mapping[str, Reading]] = MappingProxyType(
