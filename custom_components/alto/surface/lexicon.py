@@ -301,6 +301,7 @@ class Reading:
     negated_bases: Mapping[str, str] = MappingProxyType({})  # before "n't" ("ca" is "can")
     meridiem: frozenset[str] = frozenset()  # after a number, part of its time ("7 pm")
     tens: frozenset[str] = frozenset()  # joined to a unit by a hyphen ("twenty-five")
+    hour_mark: str = ""  # between a time's hour and minutes ("16 h 30", "16h30")
     irregular: Mapping[str, str] = MappingProxyType({})
     evaluative: frozenset[str] = frozenset()
     # Its negators negate their whole clause, not what follows them: a verb-second language says

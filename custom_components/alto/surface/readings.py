@@ -262,6 +262,7 @@ FRENCH: Final = Reading(
     """),
     subject_moves=True,
     adjunct_first=True,
+    hour_mark="h",
 )
 
 SPANISH: Final = Reading(

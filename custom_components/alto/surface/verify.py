@@ -103,6 +103,7 @@ _Names = tuple[tuple[str, tuple[str, ...]], ...]  # (entity, name key), hashable
 _STEMMERS = {code: snowballstemmer.stemmer(lex.stemmer) for code, lex in READINGS.items()}
 _STEM_LOCK = threading.Lock()  # Snowball stemmers keep per-call state on the instance
 _NUMBER = re.compile(r"(\d[\d,]*(?:[:/.\-]\d+)*)(st|nd|rd|th|am|pm)?")
+_HOUR = re.compile(r"(\d{1,2})([a-z])(\d{2})?")  # "16h30": the hour, its mark, the minutes
 _CLOCK_DOT = re.compile(r"\d{1,2}\.\d{2}")
 _MERIDIEM = frozenset({"am", "pm"})
 _HYPHENS = frozenset({"-", "\u2010", "\u2011"})
@@ -278,7 +279,7 @@ def tokens(text: str, lex: Reading | None = None) -> list[Token]:
                 key = _key(norm, lex, capital)
                 toks.append(Token("word", norm, key, start, end, capital, initial, lang=lex.code))
         initial = False
-    return _mark_framing(_join_meridiem(toks, lex), lex)
+    return _mark_framing(_join_hours(_join_meridiem(toks, lex), lex), lex)
 
 
 def _particles_apart(toks: list[Token], traced: frozenset[str], lex: Reading) -> list[Token]:
@@ -396,6 +397,31 @@ def _join_meridiem(toks: list[Token], lex: Reading) -> list[Token]:
             out[-1] = replace(prev, norm=value, key=value, end=tok.end)
         else:
             out.append(tok)
+    return out
+
+
+def _join_hours(toks: list[Token], lex: Reading) -> list[Token]:
+    """'16 h 30', '16h30' and '16 h' compare as '16:30' and '16:00', where a language writes so."""
+    if not lex.hour_mark:
+        return toks
+    out: list[Token] = []
+    i = 0
+    while i < len(toks):
+        tok, after = toks[i], toks[i + 1 : i + 3]
+        joined = _HOUR.fullmatch(tok.norm) if tok.kind == "word" else None
+        if joined and joined.group(2) == lex.hour_mark:
+            value = f"{int(joined.group(1))}:{joined.group(3) or '00'}"
+            out.append(replace(tok, kind="number", norm=value, key=value, capital=False))
+        elif (
+            tok.kind == "number" and tok.norm.isdigit() and after and after[0].norm == lex.hour_mark
+        ):
+            minutes = after[1] if len(after) > 1 and after[1].kind == "number" else None
+            value = f"{int(tok.norm)}:{minutes.norm.zfill(2) if minutes else '00'}"
+            out.append(replace(tok, norm=value, key=value, end=(minutes or after[0]).end))
+            i += 2 if minutes else 1
+        else:
+            out.append(tok)
+        i += 1
     return out
 
 
