@@ -328,9 +328,10 @@ def test_a_joined_particle_is_read_apart_only_where_the_word_traces_to_nothing()
 
 def test_a_negation_is_kept_when_the_text_reads_as_another_language() -> None:
     """A negator of any language counts in every other, where it is no function word there."""
-    fragment = {"Jo": ["Jo swims, nunca on Sundays"]}  # read as English: "nunca" tells nothing
-    assert reading_of(["Jo swims, nunca on Sundays", "Jo swims on Sundays."]).code == "en"
-    assert "polarity" in verify_render(fragment, "Jo swims on Sundays.").modes
+    phrase = "Jo walks the dog with us, nunca on Sundays"  # English: "nunca" tells it no more
+    assert reading_of([phrase, "Jo walks the dog with us on Sundays."]).code == "en"
+    verdict = verify_render({"Jo": [phrase]}, "Jo walks the dog with us on Sundays.")
+    assert "polarity" in verdict.modes, verdict.failures
 
 
 @pytest.mark.parametrize(
@@ -399,7 +400,7 @@ def test_language_sets_are_well_formed(path: Path) -> None:
 def test_verifier_on_languages_written_apart(path: Path) -> None:
     """Nearly every failing render dropped; most faithful ones kept (English keeps 97 %).
 
-    Measured now (`scripts/verifier_rates`): caught 152/153, 154/154, 154/154; kept 82/97,
+    Measured now (`scripts/verifier_rates`): caught 152/153, 154/154, 154/154; kept 83/97,
     76/96, 74/96.
     """
     cases = load(path)

@@ -14,6 +14,7 @@ wrong language still keeps its negations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
@@ -426,43 +427,54 @@ READINGS: Final[Mapping[str, Reading]] = MappingProxyType(
 
 
 def _telling(lex: Reading) -> frozenset[str]:
-    """The words that tell a text is in `lex`'s language: its function and guard words."""
+    """The words that tell a text is in `lex`'s language: function, guard, framing, numbers."""
     return frozenset().union(
         lex.stopwords,
         lex.negators,
         lex.universal,
         lex.restricting,
         lex.first_person,
+        lex.first_person_verbs,
         lex.subordinators,
         lex.clause_conjunctions,
         lex.elisions,
         lex.contractions,
+        lex.number_words,
+        lex.months,
+        (f for f in lex.framing if " " not in f),
     )
 
 
 _TELLING: Final = tuple((lex, _telling(lex)) for lex in READINGS.values())
 
 
+_OPENING: Final = re.compile(r"(?:^|[.!?…]\s+)\W*(\w+)")
+
+
+def _lower_or_opening(text: str) -> list[str]:
+    """The words of `text` written in lower case, and each sentence's first word."""
+    return [w for w in WORD.findall(text) if w[0].islower()] + _OPENING.findall(text)
+
+
 def reading_of(texts: Iterable[str]) -> Reading:
-    """The one language `texts` are read in together: the one most of their words tell.
+    """The one language `texts` are read in together: the one their words tell most.
 
     Counted on the verifier's own lists, which hold every function word (`memory.languages`
-    holds those recall needs, too few to tell a short phrase), over words written in lower case:
-    a capital is a name's or a German noun's as often as it opens a sentence, and a name may be
-    a function word elsewhere ("Ben", "Dat"). An elision counts by what it drops ("l'uva" tells
-    "l"). A tie goes to the language recall reads the words in (`memory.languages.detect`), else
-    to the first tied in READINGS: English when no word tells.
+    holds those recall needs, too few to tell a short phrase), over the distinct words written
+    in lower case or opening a sentence: a capital inside one is a name's or a German noun's,
+    and a name may be a function word elsewhere ("Ben", "Dat"). A word several languages list tells
+    each of them a share ("per" is Italian and Dutch's "per dag"); an elision counts by what it
+    drops ("l'uva" tells "l"). A tie goes to the language recall reads the words in
+    (`memory.languages.detect`), else to the first tied in READINGS: English when no word tells.
     """
     texts = list(texts)
-    counts = [0] * len(_TELLING)
-    for text in texts:
-        for word in WORD.findall(text):
-            if not word[0].islower():
-                continue
-            folded = word.casefold().replace("’", "'")
-            pieces = {folded, folded.split("'")[0]}
-            for n, (_, telling) in enumerate(_TELLING):
-                counts[n] += not pieces.isdisjoint(telling)
+    counts = [0.0] * len(_TELLING)
+    words = {w.casefold().replace("’", "'") for t in texts for w in _lower_or_opening(t)}
+    for word in words:
+        pieces = {word, word.split("'")[0]}
+        telling = [n for n, (_, told) in enumerate(_TELLING) if not pieces.isdisjoint(told)]
+        for n in telling:
+            counts[n] += 1 / len(telling)
     tied = [lex for (lex, _), n in zip(_TELLING, counts, strict=True) if n == max(counts)]
     recall = detect(w for text in texts for w in folded_words(text)).code
     return next((lex for lex in tied if lex.code == recall), tied[0])
