@@ -206,10 +206,10 @@ def _failures(fragment: object, render: object, utterance: object) -> list[Failu
     failed = {i for i, _ in found}
     found += _clause_failures(_sequences(text), render, groups, failed, spans)
     found.sort(key=lambda item: toks[item[0]].start)  # render order, for the regenerate prompt
-    unnamed = lex.pro_drop and not text.mention_at and not _autobiography(toks, render)
-    return [f for _, f in found] + (
-        [Failure("autobiography", render)] if unnamed else _autobiography(toks, render)
-    )
+    life = _autobiography(toks, render)
+    if lex.pro_drop and not text.mention_at and not life:
+        life = [Failure("autobiography", render)]  # its verbs may say "I": it names no one else
+    return [f for _, f in found] + life
 
 
 def _valid_fragment(fragment: object) -> TypeGuard[Mapping[str, Sequence[str]]]:
