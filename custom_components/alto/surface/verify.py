@@ -39,7 +39,7 @@ from typing import Literal, TypeGuard
 import snowballstemmer
 
 from . import lexicon as lx
-from .lexicon import Reading
+from .lexicon import ENGLISH, Reading
 from .readings import READINGS, reading_of
 from .segments import segments
 
@@ -646,9 +646,7 @@ class _Seq:
     units: tuple[_Unit, ...]
     fronted: bool
     words: tuple[int, ...]  # the clause's token indices, names aside
-    moves: bool = False  # its language moves the finite verb (`Reading.verb_moves`)
-    subject_moves: bool = False  # its subject may follow the verb (`Reading.subject_moves`)
-    adjunct_first: bool = False  # an adjunct may open its clauses (`Reading.adjunct_first`)
+    lex: Reading = ENGLISH  # the language it is read in: how its words may move
     after_framing: bool = False  # it follows framing with no "that" between ("volgens mij staat")
 
 
@@ -712,18 +710,10 @@ def _sequences(text: _Read) -> list[_Seq]:
         if units:
             subject = any(_is_name(u) for u in units)
             units = [replace(u, first=n == 0, subject=subject) for n, u in enumerate(units)]
-            lex = READINGS[text.toks[0].lang]
             fronted = _opener_led(text.toks, clause.words)
+            lex = READINGS[text.toks[0].lang]
             seqs.append(
-                _Seq(
-                    tuple(units),
-                    fronted,
-                    clause.words,
-                    lex.verb_moves,
-                    lex.subject_moves,
-                    lex.adjunct_first,
-                    _after_framing(text, clause),
-                )
+                _Seq(tuple(units), fronted, clause.words, lex, _after_framing(text, clause))
             )
     return seqs
 
@@ -960,19 +950,20 @@ def _fits(units: Sequence[_Unit], span: _Span, seq: _Seq, relaxed: _Relaxed) -> 
 
     Rearranged: an adjunct fronted, or (where the language moves its verb) one word moved inside
     one clause of the phrase. A mention of the phrase's owner may go unmatched when the phrase
-    does not name its owner ("the car is due for its MOT" kept under Maria); any other mention
-    must align like a word.
+    does not name its owner ("the car is due for its MOT" kept under Maria), or, where a subject
+    may follow its verb, when it is the only name on either side; any other mention must align
+    like a word.
     """
     own = _MENTION + span.owner
-    alone = seq.subject_moves and span.named <= {span.owner} and _names(units) == {own}
+    alone = seq.lex.subject_moves and span.named <= {span.owner} and _names(units) == {own}
     units = [u for u in units if u.key != own or (own in span.keys and not alone)]
     if not {u.key for u in units} <= span.keys:
         return False
     match = _matcher(relaxed)
     return (
-        _in_order(units, span.units, match, seq.adjunct_first)
+        _in_order(units, span.units, match, seq.lex.adjunct_first)
         or _refronted(units, span, seq, match)
-        or (seq.moves and _rearranged(units, span, seq.fronted, seq.after_framing, match))
+        or (seq.lex.verb_moves and _rearranged(units, span, seq.fronted, seq.after_framing, match))
     )
 
 
@@ -1117,10 +1108,10 @@ def _refronted(
     would open the clause, where a gap may enter it.
     """
     if seq.fronted and any(
-        _in_order(_to_end(units, k), span.units, match, seq.adjunct_first) for k in _cuts(units)
+        _in_order(_to_end(units, k), span.units, match, seq.lex.adjunct_first) for k in _cuts(units)
     ):
         return True
-    return not seq.adjunct_first and any(
+    return not seq.lex.adjunct_first and any(
         _in_order(units, _moved(span.units, begin, end, k), match)
         for begin, end, source_fronted in span.clauses
         if source_fronted
