@@ -631,6 +631,7 @@ class _Unit:
     negated: int = 0  # how many negations cover it (`_scopes`)
     quant: str = ""  # the quantifier bound to this unit, as written
     universal: bool = False  # that quantifier may be left out ("every")
+    restricting: bool = False  # a quantifier that may not be left out ("some"), the word itself
     capital: bool = False  # a word written with a capital inside its sentence (a name or noun)
     clause: int = 0  # which clause of its text the unit is in
     first: bool = False  # first unit of its clause
@@ -751,7 +752,10 @@ def _unit(
         taken.add(last)
         return _Unit(key, start=tok.start, end=toks[last].end)
     capital = tok.capital and not tok.initial
-    return _Unit(tok.key, _role(tok), capital=capital, start=tok.start, end=tok.end)
+    restricting = tok.norm in _lex(tok).restricting
+    return _Unit(
+        tok.key, _role(tok), capital=capital, restricting=restricting, start=tok.start, end=tok.end
+    )
 
 
 def _scopes(text: _Read) -> tuple[list[int], list[str]]:
@@ -957,13 +961,30 @@ def _fits(units: Sequence[_Unit], span: _Span, seq: _Seq, relaxed: _Relaxed) -> 
     own = _MENTION + span.owner
     alone = seq.lex.subject_moves and span.named <= {span.owner} and _names(units) == {own}
     units = [u for u in units if u.key != own or (own in span.keys and not alone)]
-    if not {u.key for u in units} <= span.keys:
+    if not {u.key for u in units} <= span.keys or _restriction_left_out(units, span, relaxed):
         return False
     match = _matcher(relaxed)
     return (
         _in_order(units, span.units, match, seq.lex.adjunct_first)
         or _refronted(units, span, seq, match)
         or (seq.lex.verb_moves and _rearranged(units, span, seq.fronted, seq.after_framing, match))
+    )
+
+
+def _restriction_left_out(units: Sequence[_Unit], span: _Span, relaxed: _Relaxed) -> bool:
+    """Whether the units leave out, word and all, the restriction of a clause they draw on.
+
+    "Hannah works from home on some days" never becomes "Hannah works from home": it claims more.
+    """
+    if "quantifier" in relaxed:
+        return False
+    keys = {u.key for u in units if not _is_name(u)}
+    said = {u.key for u in units if u.role == "quantifier"}
+    clauses = [span.units[begin:end] for begin, end, _ in span.clauses]
+    return any(
+        keys & {u.key for u in clause if not _is_name(u) and not u.role}
+        and any(u.restricting and u.key not in said for u in clause)
+        for clause in clauses
     )
 
 
