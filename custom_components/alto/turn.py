@@ -136,7 +136,7 @@ async def _run_turn(
     # an effector of this turn did it (only a confirmed held call, so far).
     start = len(chat_log.content)
     done = [held] if held else []
-    gate = SpeechGate(lambda: any(o.breadcrumb for o in done))
+    gate = SpeechGate(lambda: any(o.breadcrumb for o in done), user_input.language)
     channel = _channel(runtime)
     usage = _Usage()
     if failure := await _speak(

@@ -5,8 +5,8 @@ Nothing internal is spoken, and nothing is spoken as done that no effector did.
 `SpeechGate` reads speech one sentence at a time (deterministic, no model). Internal labels and
 ids are taken out, and a sentence that reports a completed device action ("I've turned off the
 lights", "the door is now unlocked", "c'est fait") is withheld unless an effector succeeded in
-this turn. The claim patterns cover English and the languages Alto's confirmation words cover
-(de, fr, es, nl, it); they look for the completed form only, so "I'll turn off the lights" passes.
+this turn. The claim patterns cover every language Alto speaks (`claims`); they look for the
+completed form only, so "I'll turn off the lights" passes.
 
 A sentence is not held whole: its words are released up to the first place where a claim could
 begin, whatever words came next (a partial match, `regex`'s `partial=True`), or where a label or
@@ -25,11 +25,12 @@ whoever acted, and released early only up to where such a phrase could begin.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import regex
 
+from .claims import CLAIMS, negated, patterns
 from .markers import neutralized
 
 _SENTENCE_END: Final = re.compile(r"[.!?…]+[\"'”»)\]]*(?:\s+|$)|\n+")
@@ -66,54 +67,8 @@ _ECHO: Final = regex.compile(
     regex.IGNORECASE,
 )
 
-_EN_DONE = (
-    r"turned|switched|set|locked|unlocked|opened|closed|shut|started|stopped|dimmed|brightened|"
-    r"changed|activated|deactivated|armed|disarmed|enabled|disabled|adjusted|raised|lowered|"
-    r"muted|unmuted|paused|resumed"
-)
-_EN_STATE = r"on|off|locked|unlocked|open|opened|closed|shut|armed|disarmed|running|playing|muted"
-_CLAIMS: Final = tuple(
-    regex.compile(pattern, regex.IGNORECASE)
-    for pattern in (
-        # English
-        rf"\b(?:i|we)(?:'ve|’ve| have)?\s+(?:just\s+|now\s+|already\s+)?(?:{_EN_DONE})\b",
-        rf"\b(?:has|have)\s+(?:now\s+|just\s+)?been\s+(?:{_EN_DONE})\b",
-        r"\b(?:is|are)\s+(?:now\s+)?(?:turned|switched)\s+(?:on|off)\b",
-        rf"\b(?:is|are)\s+now\s+(?:{_EN_STATE})\b",
-        rf"\b(?:is|are)\s+(?:(?:turned|switched)\s+)?(?:{_EN_STATE})\s+now\b",
-        r"\bmanaged to\b",
-        rf"^\W*(?:done|all done|all set|there you go|{_EN_DONE})\b",
-        # German
-        r"\b(?:ich\s+habe|hab)\b.*\b(?:ein|aus|an|ab|auf|zu)?(?:geschaltet|geschlossen|gesperrt|"
-        r"geöffnet|gestellt|gedimmt|aktiviert|deaktiviert)\b",
-        r"\b(?:ist|sind)\s+(?:jetzt|nun)\s+(?:an|aus|offen|zu|ein|eingeschaltet|ausgeschaltet|"
-        r"abgeschlossen|aufgeschlossen|geöffnet|geschlossen)\b",
-        r"\b(?:wurde|wurden)\b.*\b(?:eingeschaltet|ausgeschaltet|abgeschlossen|aufgeschlossen|"
-        r"geöffnet|geschlossen|aktiviert|deaktiviert)\b",
-        r"^\W*(?:erledigt|fertig)\b",
-        # French
-        r"\bj'ai\s+(?:\w+\s+)?(?:allumé|éteint|ouvert|fermé|verrouillé|déverrouillé|réglé|"
-        r"baissé|monté|activé|désactivé)",
-        r"\b(?:est|sont)\s+maintenant\s+(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|"
-        r"verrouillée?s?|déverrouillée?s?)",
-        r"^\W*(?:c'est fait|voilà|fait)\b",
-        # Spanish
-        r"\bhe\s+(?:encendido|apagado|abierto|cerrado|bloqueado|desbloqueado|ajustado|"
-        r"activado|desactivado)\b",
-        r"\b(?:está|están)\s+ahora\s+(?:encendid|apagad|abiert|cerrad|bloquead|desbloquead)[oa]s?\b",
-        r"^\W*(?:listo|hecho)\b",
-        # Dutch
-        r"\bik\s+heb\b.*\b(?:aangezet|uitgezet|ingeschakeld|uitgeschakeld|geopend|gesloten|"
-        r"vergrendeld|ontgrendeld|gedimd|ingesteld)\b",
-        r"\b(?:is|zijn)\s+nu\s+(?:aan|uit|open|dicht|gesloten|vergrendeld|ontgrendeld)\b",
-        r"^\W*(?:klaar|gedaan)\b",
-        # Italian
-        r"\bho\s+(?:acceso|spento|aperto|chiuso|bloccato|sbloccato|impostato|attivato|"
-        r"disattivato)\b",
-        r"\b(?:è|sono)\s+ora\s+(?:acces|spent|apert|chius|bloccat|sbloccat)[oaie]\b",
-        r"^\W*fatto\b",
-    )
-)
+# Every language's claim patterns (`claims`), by the name the streaming hold reads them by.
+_CLAIMS: Final = CLAIMS
 
 
 # The end of a text that more text could still change: a word being written, a quoted word
@@ -130,9 +85,14 @@ def scrubbed(sentence: str) -> str:
     return text
 
 
-def claims_done(sentence: str) -> bool:
-    """Whether `sentence` reports a device action as completed."""
-    return any(pattern.search(sentence.strip()) for pattern in _CLAIMS)
+def claims_done(sentence: str, claims: Sequence[regex.Pattern[str]] = _CLAIMS) -> bool:
+    """Whether `sentence` reports a device action as completed (and not negated: `claims`)."""
+    text = sentence.strip()
+    return any(
+        not negated(text, found.start(), found.end())
+        for pattern in claims
+        for found in pattern.finditer(text)
+    )
 
 
 def recites_instructions(sentence: str) -> bool:
@@ -140,7 +100,7 @@ def recites_instructions(sentence: str) -> bool:
     return _ECHO.search(sentence) is not None
 
 
-def settled(unfinished: str, known: int = 0) -> str:
+def settled(unfinished: str, known: int = 0, claims: Sequence[regex.Pattern[str]] = _CLAIMS) -> str:
     """The scrubbed start of an unfinished sentence that no later text can make part of a claim.
 
     Cut before a word still being written (or a quoted one) and before a "[" not yet closed;
@@ -159,7 +119,7 @@ def settled(unfinished: str, known: int = 0) -> str:
     hold = min(
         (
             start + found.start()
-            for pattern in (*_CLAIMS, _ECHO)
+            for pattern in (*claims, _ECHO)
             if (found := pattern.search(text[start:], max(known - start, 0), partial=True))
         ),
         default=len(text),
@@ -170,13 +130,14 @@ def settled(unfinished: str, known: int = 0) -> str:
 class SpeechGate:
     """Releases speech word by word, scrubbed, without unbacked claims of action."""
 
-    def __init__(self, effector_succeeded: Callable[[], bool]) -> None:
+    def __init__(self, effector_succeeded: Callable[[], bool], language: str = "") -> None:
         """Gate speech against what the effectors did.
 
         `effector_succeeded` says, when a sentence is released, whether any effector succeeded
-        in this turn so far.
+        in this turn so far; `language` is the turn's (`claims.patterns`).
         """
         self._effector_succeeded = effector_succeeded
+        self._claims = patterns(language)
         self._pending = ""  # the unfinished sentence, as it came
         self._spoken = 0  # how much of it, scrubbed, was released early
         self.withheld: list[str] = []  # what was not spoken as done, for the trace
@@ -195,7 +156,7 @@ class SpeechGate:
                 self._pending[match.end() :],
             )
             released.append(self._pass(sentence))
-        early = settled(self._pending, self._spoken)
+        early = settled(self._pending, self._spoken, self._claims)
         if len(early) > self._spoken:
             released.append(early[self._spoken :])
             self._spoken = len(early)
@@ -224,7 +185,7 @@ class SpeechGate:
         if recites_instructions(text):
             self.recited += 1
             return ""
-        if claims_done(text) and not self._effector_succeeded():
+        if claims_done(text, self._claims) and not self._effector_succeeded():
             if rest := text[spoken:].strip():
                 self.withheld.append(rest)
             return ""

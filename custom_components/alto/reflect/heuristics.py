@@ -1,7 +1,7 @@
 """The deterministic half of N+1: Verify on every pass, commitments and hedges as the fallback.
 
 `verify` runs on every pass, model or not: a reply sentence that reports a device action as done
-(`channel.speech_gate.claims_done`, the same patterns the speech gate withholds by) when no
+(`channel.speech_gate.claims_done`, every language's patterns the speech gate withholds by) when no
 effector acted in that turn is a high-urgency observation; when something acted but another
 action of the turn failed, was refused or declined, a medium one.
 
