@@ -265,3 +265,22 @@ class TestMarksIgnored:
 def _entry_id(hass: HomeAssistant) -> str:
     """The one Alto entry's id."""
     return hass.config_entries.async_entries("alto")[0].entry_id
+
+
+@pytest.mark.usefixtures("setup_alto")
+@pytest.mark.parametrize(
+    ("language", "claim", "other"),
+    [
+        ("de", "Ich habe das Licht im Flur ausgeschaltet.", "Soll ich das Licht ausschalten?"),
+        ("es", "Ventilador del salón encendido.", "¿Quieres que apague la luz?"),
+        ("it", "Ho spento la luce della cucina.", "Vuoi che spenga la luce?"),
+    ],
+)
+async def test_a_claim_in_the_turns_language_is_withheld(
+    hass: HomeAssistant, fake_ollama: FakeOllama, language: str, claim: str, other: str
+) -> None:
+    """No effector acted: the claim of the turn's language is not spoken, an offer is."""
+    fake_ollama.reply(f'{{"speech": "{claim} {other}", "actions": [], "thought": ""}}')
+    said = speech(await converse(hass, "?", language=language))
+    assert claim not in said
+    assert other in said
