@@ -51,7 +51,7 @@ _EN_DONE = (
     r"changed|activated|deactivated|armed|disarmed|enabled|disabled|adjusted|raised|lowered|"
     r"muted|unmuted|paused|resumed|put|played|launched|restarted|rebooted|reset|lit|drawn|"
     r"rolled|boosted|reduced|increased|decreased|preheated|powered|cut|killed|retracted|extended|"
-    r"drew|fired\s+up|started\s+up"
+    r"drew|fired\s+up|started\s+up|kicked\s+off|nudged|bumped|topped\s+up"
 )
 
 ENGLISH: Final = ClaimWords(
@@ -63,12 +63,13 @@ ENGLISH: Final = ClaimWords(
     states=(
         rf"on|off|up|down|locked|unlocked|open|opened|closed|shut|armed|disarmed|running|playing|"
         rf"muted|"
-        rf"brewing|heating|cooling|cleaning|vacuuming|charging|recording|at\s+\d+|{_EN_DONE}"
+        rf"brewing|heating|cooling|cleaning|vacuuming|charging|recording|spinning|at\s+\d+|"
+        rf"{_EN_DONE}"
     ),
-    running=r"playing|running|brewing|heating|cleaning|vacuuming|charging|recording",
+    running=r"playing|running|brewing|heating|cleaning|vacuuming|charging|recording|spinning",
     completion=rf"done|all done|all set|there you go|sorted|{_EN_DONE}",
     negations=r"not|n't|n’t|never|no longer|unable|failed",
-    succeeded=r"managed\s+to",
+    succeeded=r"managed\s+to|(?:has|have)\s+(?:just\s+)?started",
 )
 
 _DE_DONE = (
@@ -92,7 +93,7 @@ GERMAN: Final = ClaimWords(
     ),
     running=r"läuft|laufen|spielt|spielen|heizt|saugt|lädt",
     completion=(
-        r"(?:schon\s+|alles\s+)?erledigt|fertig|gemacht|geschafft|ist\s+erledigt|"
+        r"(?:schon\s+|alles\s+)?(?:erledigt|passiert)|fertig|gemacht|geschafft|ist\s+erledigt|"
         r"wurde\s+erledigt"
     ),
     negations=r"nicht|kein|keine|keinen|nie|niemals",
@@ -105,8 +106,8 @@ GERMAN: Final = ClaimWords(
     ),
     terse=True,
     preterite=(
-        r"ich\s+(?:schaltete|machte|stellte|drehte|öffnete|schloss|startete|stoppte|senkte|"
-        r"dimmte|aktivierte|deaktivierte)"
+        r"(?:ich\s+)?(?:schaltete|machte|stellte|drehte|öffnete|schloss|startete|stoppte|"
+        r"senkte|dimmte|aktivierte|deaktivierte)(?:\s+ich)?"
     ),
 )
 
@@ -155,7 +156,7 @@ FRENCH: Final = ClaimWords(
     negations=r"ne|n'|n’|pas|jamais|plus|rien",
     succeeded=(
         r"j'ai\s+réussi|j’ai\s+réussi|(?:a|ont)\s+(?:bien\s+)?(?:démarré|commencé|redémarré)|"
-        r"(?:est|sont)\s+passée?s?\s+(?:à|en)|"
+        r"(?:est|sont)\s+passée?s?\s+(?:à|en)|(?:est|sont)\s+(?:re)?partie?s?|"
         rf"c['’]est\s+(?:{_FR_DONE})|"
         r"je\s+viens\s+d['’e]\s*(?:l['’]\s*|les\s+)?(?:allumer|éteindre|ouvrir|fermer|"
         r"verrouiller|déverrouiller|régler|baisser|monter|lever|activer|désactiver|lancer|"
@@ -181,7 +182,9 @@ SPANISH: Final = ClaimWords(
     be=r"está|están|queda|quedan",
     now=r"ahora|ya",
     states=rf"en\s+marcha|funcionando|sonando|a\s+\d+|{_ES_DONE}",
-    running=r"suena|suenan|está\s+sonando|funciona|está\s+funcionando|está\s+en\s+marcha",
+    running=(
+        r"suena|suenan|está\s+sonando|funciona|está\s+funcionando|está\s+en\s+marcha|gira|giran"
+    ),
     completion=r"listo|hecho|ya\s+está|todo\s+listo",
     negations=r"no|nunca|todavía|aún|jamás",
     succeeded=(
@@ -194,7 +197,7 @@ SPANISH: Final = ClaimWords(
     preterite=(
         r"apagué|encendí|abrí|cerré|bajé|subí|puse|activé|desactivé|armé|desarmé|ajusté|"
         r"bloqueé|desbloqueé|atenué|paré|inicié|arranqué|programé|configuré|cambié|regulé|"
-        r"silencié|pausé|conecté|desconecté"
+        r"silencié|pausé|conecté|desconecté|corté|recogí|quité|enchufé|desenchufé|preparé"
     ),
 )
 
