@@ -13,8 +13,8 @@ for gender and number ("cerradas", "spente").
 A state without "now" is a report, not a claim ("The porch light is on."), and so is an
 intention ("I'll turn it off"). A claim with a negation before it in its clause is none ("I
 haven't turned it on", "Ich habe die Heizung noch nicht eingeschaltet", "Non ho acceso"):
-`negated` tells, every language's negations read together, since a turn does not record its
-language.
+`negated` tells, every language's negations read together. A turn reads English's patterns and
+its own language's (`patterns`): a model answers in either.
 """
 
 from __future__ import annotations
