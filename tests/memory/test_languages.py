@@ -9,6 +9,7 @@ not compete while statements do; and English reads exactly as it did before the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -453,6 +454,45 @@ def test_commands_without_their_verb_do_not_compete(
         assert is_informative(text), text
 
 
+# (language, a statement a command verb opens, commands and questions a command verb opens)
+OPENED_BY_A_COMMAND_VERB = [
+    (
+        "en",
+        ["Set of spare keys is under the blue plant pot", "Play rehearsal is on Wednesday"],
+        ["Turn the heating up, it's freezing in here.", "Tell me when the dentist appointment is"],
+    ),
+    (
+        "nl",
+        ["Open dag op de middelbare school is op veertien maart"],
+        ["Zet de verwarming lager, het is hier bloedheet.", "Doe het licht uit"],
+    ),
+    (
+        "de",
+        ["Spiel der Kinder ist am Samstag in der Halle"],
+        ["Mach es aus", "Dreh die Heizung runter, es ist warm"],
+    ),
+    (
+        "fr",
+        ["Ferme-porte du garage est cassé"],
+        ["Monte le son !", "Ferme les volets, il fait chaud"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "statements", "others"), OPENED_BY_A_COMMAND_VERB)
+def test_a_statement_a_command_verb_opens_tells(
+    code: str, statements: list[str], others: list[str]
+) -> None:
+    """A finite "is" or "has" of its language in the first clause makes it a statement.
+
+    A reason after a comma, or a question word soon after the verb, does not.
+    """
+    for text in statements:
+        assert is_informative(text), text
+    for text in others:
+        assert not is_informative(text), text
+
+
 # (language, thanks, whom thanks may be said to): "Ta, love." acknowledges as "Ta." does.
 ADDRESSED = [
     ("en", ["Thanks", "Ta", "Cheers", "Thank you"], ["love", "dear", "mate", "darling", "pet"]),
@@ -557,3 +597,23 @@ def test_step_three_reads_each_language(code: str) -> None:
     lang = LANGUAGES[code]
     assert stems(lang, lang.changes) <= recall.UPDATE_MARKERS
     assert stems(lang, lang.values) <= recall.VALUES
+
+
+def test_utterances_written_apart_in_six_languages() -> None:
+    """Facts compete, questions, commands and acknowledgements mostly do not, in every language.
+
+    `utterances_written_apart.json`: 40 utterances a language, written by people who never saw
+    the lists. Measured (`pytest -s`): facts kept 60/72 (57 before a command verb's sentence
+    could tell), questions out 53/60, commands out 46/60, acknowledgements out 32/48.
+    """
+    cases = json.loads(Path(__file__).with_name("utterances_written_apart.json").read_text("utf-8"))
+    kept: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for case in cases:
+        seen[case["kind"]] += 1
+        kept[case["kind"]] += is_informative(case["text"])
+    print(f"\nkept as informative, of each kind: {dict(kept)} of {dict(seen)}")
+    assert {c["id"][:2] for c in cases} == set(LANGUAGES)
+    assert kept["fact"] >= 0.8 * seen["fact"]
+    assert kept["question"] <= 0.15 * seen["question"]
+    assert kept["command"] + kept["ack"] <= 0.35 * (seen["command"] + seen["ack"])

@@ -16,7 +16,9 @@ of these:
   thanks are said to ("Ta, love.", "Danke, Schatz."), which would otherwise compete as a fact and
   rise whenever a question names who said it;
 - a command: it opens (after "please", "hey", "bitte", ...) with one of COMMAND_VERBS ("turn",
-  "set", "play", "mach", "zet"), verbs of device control and media, never of telling
+  "set", "play", "mach", "zet") and says no finite "is" or "has" after it ("Set of spare keys is
+  under the pot" tells; "tell me when Leo's appointment is" asks, a question word soon after the
+  verb), verbs of device control and media, never of telling
   ("remember", "note", "remind" stay informative, and so do "erinnere", "herinner"); or it is
   said without its verb, a few words that end with one of SWITCHES and hold no function word
   ("Licht aus", "Kitchen lights off", "Woonkamer lamp uit"; "Die Schule ist aus" and "The
@@ -33,7 +35,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .languages import union
+from .languages import detect, union
 from .lexical import WORD
 from .records import TEXTS_CACHED
 
@@ -47,6 +49,7 @@ SWITCHES = union("switches")
 _FUNCTION_WORDS = union("function_words")
 MAX_VERBLESS = 4  # the most words of a command said without its verb ("living room lights off")
 _OPENING_COURTESIES = union("courtesies")
+ASKS_WITHIN = 3  # a question word this soon after a command verb asks ("tell me when …")
 
 
 @lru_cache(maxsize=TEXTS_CACHED)  # the keys are the rows' own strings
@@ -68,10 +71,27 @@ def _tells(sentence: str) -> bool:
     opening = 0
     while opening < len(words) - 1 and words[opening] in _OPENING_COURTESIES:
         opening += 1
-    first = words[opening]
+    first, rest = words[opening], words[opening + 1 :]
     if first in QUESTION_OPENERS and end not in ".!…":
         return False
-    return first not in COMMAND_VERBS and not _verbless_command(words[opening:])
+    if first in COMMAND_VERBS:
+        return _tells_after_verb(rest, sentence)
+    return not _verbless_command(words[opening:])
+
+
+def _tells_after_verb(rest: list[str], sentence: str) -> bool:
+    """Whether words after a command verb make the sentence a statement, not a command.
+
+    A finite "is" or "has" of the sentence's own language (`languages.detect`: "es" is German's
+    "it" and Spanish's "is") in its first clause does ("Set of spare keys is under the pot"); a
+    question word soon after the verb makes it a question ("tell me when …"); a clause after a
+    comma is the command's reason ("Turn the heating up, it's freezing").
+    """
+    clause = [w.casefold() for w in WORD.findall(sentence.split(",", 1)[0])]
+    finite = detect(clause).finite
+    if any(w in QUESTION_OPENERS and w not in finite for w in rest[:ASKS_WITHIN]):
+        return False
+    return not finite.isdisjoint(clause[1:])
 
 
 def _verbless_command(words: list[str]) -> bool:

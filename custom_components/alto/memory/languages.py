@@ -59,6 +59,9 @@ class Language:
     # What ends a command said without its verb ("Licht aus", "lights off", "woonkamer lamp uit"):
     # empty where such a command is not said so (French, Spanish and Italian name the verb).
     switches: frozenset[str] = frozenset()
+    # Finite forms of "to be" and "to have" that make a sentence a statement whatever opens it
+    # ("Set of spare keys is under the pot", "Open dag … is op veertien maart": `informative`).
+    finite: frozenset[str] = frozenset()
     # What speakers call themselves, each word to what a memory is embedded with in its place
     # (`pipeline.said_by`): "{name}" their name, "{genitive}" its genitive ("my" -> "Ellie's").
     # Empty where no household set measures it (French, Spanish, Italian): their possessives
@@ -179,6 +182,7 @@ ENGLISH: Final = Language(
         "grandma grandad granddad grandpa"
     ),
     possessives=_words("my our"),
+    finite=_words("is are was were isn't aren't wasn't weren't has hasn't"),
 )
 
 GERMAN: Final = Language(
@@ -263,6 +267,7 @@ GERMAN: Final = Language(
     possessives=_words(
         "mein meine meinen meinem meiner meines unser unsere unseren unserem unserer unseres"
     ),
+    finite=_words("ist sind war waren hat hatte hatten"),
 )
 
 FRENCH: Final = Language(
@@ -329,6 +334,7 @@ FRENCH: Final = Language(
     ),
     kin_alone=_words("maman papa mamie mémé mamy papi papy pépé"),
     possessives=_words("mon ma mes notre nos"),
+    finite=_words("est sont était étaient ont avait avaient"),
 )
 
 SPANISH: Final = Language(
@@ -397,6 +403,7 @@ SPANISH: Final = Language(
     ),
     kin_alone=_words("mamá mami papá papi abuela abuelita abuelo abuelito"),
     possessives=_words("mi mis nuestro nuestra nuestros nuestras"),
+    finite=_words("es son era eran está están estaba fue fueron"),
 )
 
 DUTCH: Final = Language(
@@ -472,6 +479,7 @@ DUTCH: Final = Language(
     ),
     kin_alone=_words("mam mama ma mams pap papa pa paps oma omi opa"),
     possessives=_words("mijn m'n ons onze"),
+    finite=_words("is zijn was waren heeft hebben had hadden"),
 )
 
 ITALIAN: Final = Language(
@@ -540,6 +548,7 @@ ITALIAN: Final = Language(
     ),
     kin_alone=_words("mamma papà babbo nonna nonno"),
     possessives=_words("mio mia miei mie nostro nostra nostri nostre"),
+    finite=_words("è sono era erano hanno aveva avevano"),
 )
 
 # By Alto's language order; a tie in `detect` goes to the first.
@@ -611,6 +620,7 @@ def fingerprint() -> list[object]:
             lang.genitive,
             sorted(lang.particles),
             sorted(lang.switches),
+            sorted(lang.finite),
         ]
         for lang in LANGUAGES.values()
     ]
