@@ -25,9 +25,10 @@ from .test_replay import build_history
 JOURNAL_SHA256 = "fe32317beb987c36ee7b1445decdcbbbc138d608649974167f8cf74b84b8d32f"
 # Version 2 (the corpus image after the rows, `checkpoint.MAGIC`); version 1 files still load.
 # Its header holds the word rules' fingerprint (`corpus.LEXICON`): a change of a word list, as
-# of `informative.ACKNOWLEDGEMENTS`, changes these bytes and nothing else of them.
+# of `informative.ACKNOWLEDGEMENTS` or `languages.Language.finite`, changes these bytes and
+# nothing else of them.
 CHECKPOINT_SHA256 = (
-    "a09224e816be7f2548e44e378c52b03898c99f2862ae75f123da594aba07b3a8"  # its entry's hash
+    "508a3adccc992c7242cf34d38a8dd4ddd597af57e80230b80fd414c96a900d55"  # its entry's hash
 )
 CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
 
