@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from custom_components.alto.channel import claims
 from custom_components.alto.channel.speech_gate import (
-    _CLAIMS,
     SpeechGate,
     claims_done,
     scrubbed,
@@ -150,7 +150,7 @@ def test_no_part_of_a_claim_is_spoken_early(sentence: str) -> None:
     on from an earlier answer gives the same as reading from the start, and fed in chunks of
     every size the gate speaks nothing that claims.
     """
-    first = min(found.start() for pattern in _CLAIMS if (found := pattern.search(sentence)))
+    first = min(found.start() for pattern in claims.CLAIMS if (found := pattern.search(sentence)))
     known = 0
     for length in range(len(sentence) + 1):
         early = settled(sentence[:length])

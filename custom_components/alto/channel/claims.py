@@ -232,10 +232,10 @@ LANGUAGES: Final = MappingProxyType(
 # éteint", "hai spento tu", "risulta aperto").
 _AUXILIARIES: Final = (
     r"has|have|had|is|are|was|were|seems|remains|stays|hat|habe|hab|hast|habt|ist|sind|war|"
-    r"scheint|bleibt|heeft|heb|hebt|hebben|was|lijkt|blijft|a|ai|as|avons|avez|ont|est|sont|"
-    r"était|semble|reste|paraît|ha|han|he|has|habéis|hemos|es|son|era|parece|sigue|queda|è|"
-    r"ho|hai|abbiamo|avete|hanno|sono|era|risulta|resta|rimane|sembra|pare|would|hätte|wäre|"
-    r"zou|aurais|aurait|habría|hubiera|hubiese|avrei|avrebbe"
+    r"scheint|bleibt|heeft|heb|hebt|hebben|lijkt|blijft|a|ai|as|avons|avez|ont|est|sont|"
+    r"était|semble|reste|paraît|ha|han|he|habéis|hemos|es|son|era|parece|sigue|queda|è|ho|"
+    r"hai|abbiamo|avete|hanno|sono|risulta|resta|rimane|sembra|pare|would|hätte|wäre|zou|"
+    r"aurais|aurait|habría|hubiera|hubiese|avrei|avrebbe"
 )
 
 

@@ -67,10 +67,6 @@ _ECHO: Final = regex.compile(
     regex.IGNORECASE,
 )
 
-# Every language's claim patterns (`claims`), by the name the streaming hold reads them by.
-_CLAIMS: Final = CLAIMS
-
-
 # The end of a text that more text could still change: a word being written, a quoted word
 # that may be a key whose colon is still coming, or a "[" not closed yet (a memory label, or an
 # id, is taken out only whole).
@@ -85,7 +81,7 @@ def scrubbed(sentence: str) -> str:
     return text
 
 
-def claims_done(sentence: str, claims: Sequence[regex.Pattern[str]] = _CLAIMS) -> bool:
+def claims_done(sentence: str, claims: Sequence[regex.Pattern[str]] = CLAIMS) -> bool:
     """Whether `sentence` reports a device action as completed (and not negated: `claims`)."""
     text = sentence.strip()
     return any(
@@ -100,7 +96,7 @@ def recites_instructions(sentence: str) -> bool:
     return _ECHO.search(sentence) is not None
 
 
-def settled(unfinished: str, known: int = 0, claims: Sequence[regex.Pattern[str]] = _CLAIMS) -> str:
+def settled(unfinished: str, known: int = 0, claims: Sequence[regex.Pattern[str]] = CLAIMS) -> str:
     """The scrubbed start of an unfinished sentence that no later text can make part of a claim.
 
     Cut before a word still being written (or a quoted one) and before a "[" not yet closed;

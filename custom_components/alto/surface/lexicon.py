@@ -47,7 +47,6 @@ RESTRICTING_QUANTIFIERS = frozenset(
     some several few many most sometimes usually often occasionally rarely seldom mostly only
     """)
 )
-QUANTIFIERS = UNIVERSAL_QUANTIFIERS | RESTRICTING_QUANTIFIERS
 # Quantifiers that float beside a coordinated subject ("Mia and Leo are both ...", "both Mia and
 # Leo"): they say the clause holds of each member, which is how the verifier already reads it.
 FLOATING_QUANTIFIERS = frozenset({"both", "all", "each"})

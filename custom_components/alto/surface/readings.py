@@ -476,5 +476,7 @@ def reading_of(texts: Iterable[str]) -> Reading:
         for n in telling:
             counts[n] += 1 / len(telling)
     tied = [lex for (lex, _), n in zip(_TELLING, counts, strict=True) if n == max(counts)]
+    if len(tied) == 1:
+        return tied[0]
     recall = detect(w for text in texts for w in folded_words(text)).code
     return next((lex for lex in tied if lex.code == recall), tied[0])

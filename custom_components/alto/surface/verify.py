@@ -445,9 +445,8 @@ def _framing_at(toks: list[Token], i: int, known: _Known) -> int:
     for phrase in known.phrases.get(toks[i].norm, ()):
         if tuple(t.norm for t in toks[i : i + len(phrase)]) == phrase:
             return len(phrase)
-    tok = toks[i]
-    as_verb = _key(tok.norm, READINGS[tok.lang], False)  # "Erwähnt, ..." opens a sentence
-    return 1 if tok.key in known.framing or as_verb in known.framing else 0
+    # Read as a verb even with a capital: "Erwähnt, ..." opens a sentence.
+    return 1 if _key(toks[i].norm, _lex(toks[i]), False) in known.framing else 0
 
 
 @lru_cache(maxsize=1024)
