@@ -758,6 +758,8 @@ BLIND_ELEVENTH = ["blind_en_10", "blind_de_11", "blind_nl_11"]
 # Written while step 3's links were learnt from the households in adapter_data/, before any rule
 # ran on it.
 BLIND_TWELFTH = ["blind_en_11", "blind_de_12", "blind_nl_12"]
+# Written after the update link was learnt, before any rule ran on it.
+BLIND_THIRTEENTH = ["blind_en_12", "blind_de_13", "blind_nl_13"]
 SETS = [
     "household",
     "heldout",
@@ -774,6 +776,7 @@ SETS = [
     *BLIND_TENTH,
     *BLIND_ELEVENTH,
     *BLIND_TWELFTH,
+    *BLIND_THIRTEENTH,
 ]
 
 
