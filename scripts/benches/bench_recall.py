@@ -540,12 +540,14 @@ def _chroma_defaults(store: MemoryStore, path: Path) -> Any:
     return collection
 
 
-def _block(store: MemoryStore, names: dict[str, str]) -> Ranking:
-    """Alto's turn block (`MemoryStore.turn_block`), as a ranking."""
+def _block(organ: MemoryOrgan, names: dict[str, str]) -> Ranking:
+    """Alto's turn block (`MemoryStore.turn_block`, linked as the organ links), as a ranking."""
 
     def alto(text: str, vector: Sequence[float]) -> list[str]:
         codes = embedding_codes(vector)
-        block = store.turn_block(codes, None, text, lambda row: row.document, names)
+        block = organ.store.turn_block(
+            codes, None, text, lambda row: row.document, names, link=organ.link
+        )
         return [row.source_id for row in block]
 
     return alto
@@ -621,7 +623,7 @@ def _methods(organ: MemoryOrgan, names: dict[str, str], path: Path) -> dict[str,
         "BM25 alone": lexical,
         "informative only (cosine)": informative,
         "+ fusion with BM25": fused,
-        "Alto now (+ newer first)": _block(store, names),
+        "Alto now (+ newer first)": _block(organ, names),
     }
 
 
@@ -760,6 +762,8 @@ BLIND_ELEVENTH = ["blind_en_10", "blind_de_11", "blind_nl_11"]
 BLIND_TWELFTH = ["blind_en_11", "blind_de_12", "blind_nl_12"]
 # Written after the update link was learnt, before any rule ran on it.
 BLIND_THIRTEENTH = ["blind_en_12", "blind_de_13", "blind_nl_13"]
+# Written while the update link's map was learnt, first run on it and the rule before, side by side.
+BLIND_FOURTEENTH = ["blind_en_13", "blind_de_14", "blind_nl_14"]
 SETS = [
     "household",
     "heldout",
@@ -777,6 +781,7 @@ SETS = [
     *BLIND_ELEVENTH,
     *BLIND_TWELFTH,
     *BLIND_THIRTEENTH,
+    *BLIND_FOURTEENTH,
 ]
 
 
@@ -803,7 +808,7 @@ async def test_recall(
     # The same block with each question as the model embeds it, not mapped by its adapter.
     with patch.object(organ._embedder, "_adapter", None):
         plain = await organ.embed_queries([q["text"] for q in questions])
-    rankings[PLAIN] = await _ranked(hass, _block(organ.store, names), questions, plain)
+    rankings[PLAIN] = await _ranked(hass, _block(organ, names), questions, plain)
     if name in ALIASES:  # through the memory reader, as a turn reads the block
         _alias(hass, name)
         rankings["Alto now, the grandparent's alias set"] = await _read(organ, data)
@@ -861,7 +866,7 @@ async def test_recall_with_corrections_marked(
     rows = organ.store.rows(None, current_only=False)
     kinds = Counter(str(row.kind) for row in rows)
     superseded = sum(row.status == "superseded" for row in rows)
-    block = await _ranked(hass, _block(organ.store, names), questions, vectors)
+    block = await _ranked(hass, _block(organ, names), questions, vectors)
     heading = (
         f"\n{name}: mode 2 with {marked_by}, embedding model {embedding.model}: rows by kind"
         f" {dict(kinds)}, {superseded} superseded, {interpreter.refused} utterances refused"
@@ -900,7 +905,7 @@ async def test_recall_after_reembed(
     questions = data["questions"]
     vectors = await organ.embed_queries([q["text"] for q in questions])
 
-    block = _block(organ.store, names)
+    block = _block(organ, names)
     before = await _ranked(hass, block, questions, vectors)
     done = await hass.services.async_call(
         "alto", "reembed", {}, blocking=True, return_response=True
@@ -940,7 +945,7 @@ async def test_recall_after_moving_to_another_model(
     texts = [q["text"] for q in questions]
     rankings = {
         f"Alto, written with {EMBED_MODEL}": await _ranked(
-            hass, _block(organ.store, names), questions, await organ.embed_queries(texts)
+            hass, _block(organ, names), questions, await organ.embed_queries(texts)
         )
     }
     [entry] = hass.config_entries.async_entries("alto")
@@ -956,6 +961,6 @@ async def test_recall_after_moving_to_another_model(
     assert done is not None
     assert organ.store.dim == len((await organ.embed_queries(["?"]))[0])
     rankings[f"moved to {embedding.model} ({done['reembedded']} memories)"] = await _ranked(
-        hass, _block(organ.store, names), questions, await organ.embed_queries(texts)
+        hass, _block(organ, names), questions, await organ.embed_queries(texts)
     )
     _print(f"\n{name}: a store moved from {EMBED_MODEL} to {embedding.model}", data, rankings)

@@ -200,14 +200,22 @@ def nearest_older(
     return found
 
 
-def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
+def newer_first(
+    ranked: Sequence[Row],
+    pool: Sequence[Row],
+    similar: Similarity,
+    link: update_link.Link = update_link.PLAIN,
+    linked: Similarity | None = None,
+) -> list[Row]:
     """Step 3: the first CONSIDERED rows.
 
     Each of the first UPDATING that updates a row ranked above it moves just before that row
-    (both stay: the model reads when each was said).
+    (both stay: the model reads when each was said). `linked` gives the newer rows' scores
+    through `link`'s map (None: `similar`); whether each is the other's nearest reads `similar`.
     """
     order = list(ranked[:CONSIDERED])
-    previous = nearest_older(order[:UPDATING], pool, similar)
+    through = linked or similar
+    previous = nearest_older(order[:UPDATING], pool, through)
     held = Counter(t for row in pool for t in set(terms(row.document)))
 
     def weight(term: str) -> int:  # the term's IDF with the pool's quotes as the corpus
@@ -229,7 +237,7 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
         if both and mutual and fused_place[older.id] == fused_place[newer.id] - 1:
             return True
         others = [r for r in pool if r.id != newer.id]
-        scores = [int(x) for x in np.asarray(similar([newer], others))[0]]
+        scores = [int(x) for x in np.asarray(through([newer], others))[0]]
         score = scores[others.index(older)]
         pair = update_link.Pair(
             standing=update_link.standing(
@@ -240,7 +248,7 @@ def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity)
             change=says_change(newer),
             values=both,
         )
-        return update_link.updates(pair)
+        return link.updates(pair)
 
     for newer in order[:UPDATING]:
         place = order.index(newer)
@@ -264,6 +272,8 @@ def turn_block(
     render: Callable[[Row], str],
     *,
     similar: Similarity,
+    link: update_link.Link = update_link.PLAIN,
+    linked: Similarity | None = None,
     names: Mapping[str, str] = {},
     max_refs: int = MAX_REFERENCES,
     max_bytes: int = MAX_REFERENCE_BYTES,
@@ -271,8 +281,8 @@ def turn_block(
     """The rows of the turn's memory block in order (all four steps).
 
     `render` gives the bytes each costs as the block shows it, `similar` the scores among
-    competing rows.
+    competing rows, `link` and `linked` how step 3 links them (`newer_first`).
     """
     pool, pool_cosine = _competing(rows, cosine)
-    ordered = newer_first(_fused(pool, pool_cosine, query, names), pool, similar)
+    ordered = newer_first(_fused(pool, pool_cosine, query, names), pool, similar, link, linked)
     return fit(ordered, render, max_refs, max_bytes)

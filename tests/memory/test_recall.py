@@ -347,11 +347,11 @@ def linked(monkeypatch: pytest.MonkeyPatch) -> list[update_link.Pair]:
     """Every pair step 3 asks the update link about, each answered yes."""
     asked: list[update_link.Pair] = []
 
-    def updates(pair: update_link.Pair) -> bool:
+    def updates(link: update_link.Link, pair: update_link.Pair) -> bool:
         asked.append(pair)
         return True
 
-    monkeypatch.setattr(update_link, "updates", updates)
+    monkeypatch.setattr(update_link.Link, "updates", updates)
     return asked
 
 

@@ -23,8 +23,9 @@ from custom_components.alto.memory.replay import reconcile
 from custom_components.alto.memory.selection import scores
 from custom_components.alto.memory.server import ChromaServer
 from custom_components.alto.memory.store import MemoryStore
+from custom_components.alto.memory.update_link import BIAS, WEIGHTS, Link
 
-from .conftest import USER_A, USER_B, FakeModel, fake_embed, open_store
+from .conftest import DIM, USER_A, USER_B, FakeModel, fake_embed, open_store
 from .recall_reference import turn_block
 from .test_corrections import codes_for
 from .test_intake import intake, many
@@ -251,6 +252,48 @@ async def test_turn_block_equals_the_recall_rule_over_what_the_viewer_sees(
             assert store.turn_block(query, viewer, text, render_reference, NAMES) == expected
             if viewer != USER_A:
                 assert all(row.scope != USER_A for row in expected)
+
+
+async def test_turn_block_links_through_the_map_as_the_recall_rule_does(
+    store: MemoryStore, journal: Journal, model: FakeModel
+) -> None:
+    """With a learnt link, step 3 finds each newer row's nearest older one through its map.
+
+    The store maps the newer rows' codes (`update_link.Link.mapped`) where the reference scan
+    reads the mapped codes of every candidate against the pool; both then weigh the pair with
+    the link's own odds. A map that moves the nearest older rows moves the block with it.
+    """
+    rng = np.random.default_rng(11)
+    link = Link(WEIGHTS, BIAS - 4.0, np.eye(DIM) + 0.8 * rng.normal(size=(DIM, DIM)))
+
+    def similar(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+        return scores(store.state.codes(pool), store.state.codes(candidates)).tolist()  # type: ignore[no-any-return]
+
+    def linked(candidates: Sequence[Row], pool: Sequence[Row]) -> list[list[int]]:
+        mapped = link.mapped(store.state.codes(candidates))
+        return scores(store.state.codes(pool), mapped).tolist()  # type: ignore[no-any-return]
+
+    await intake(many(24), store, journal, model)
+    moved = 0
+    for text in ("bins Tuesday", "diary code", "peanuts Anna", "bus stop", "keys"):
+        query = await codes_for(text)
+        rows = store.state.visible(None)
+        cosine = scores(store.state.codes(rows), query).tolist()
+        expected = turn_block(
+            rows,
+            cosine,
+            text,
+            render_reference,
+            similar=similar,
+            link=link,
+            linked=linked,
+            names=NAMES,
+        )
+        plain = turn_block(rows, cosine, text, render_reference, similar=similar, names=NAMES)
+        found = store.turn_block(query, None, text, render_reference, NAMES, link=link)
+        assert found == expected
+        moved += found != plain
+    assert moved  # the map changed some block: the test reads the map, not only the plain rule
 
 
 async def test_warm_recall_reads_every_row_as_a_turn_will(

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from custom_components.alto.memory import update_link
-from custom_components.alto.memory.update_link import Pair, odds, standing, updates
+from custom_components.alto.memory.selection import quantize
+from custom_components.alto.memory.update_link import (
+    LINKS,
+    PLAIN,
+    Link,
+    Pair,
+    link_for,
+    odds,
+    standing,
+)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -33,7 +42,7 @@ def test_no_standing_without_a_spread(count: int, total: int, squares: int) -> N
     assert standing(700, count, total, squares) == 0.0
 
 
-PLAIN = Pair(standing=2.0, mutual=False, shared=0.0, change=False, values=False)
+BARE = Pair(standing=2.0, mutual=False, shared=0.0, change=False, values=False)
 
 
 @pytest.mark.parametrize(
@@ -46,13 +55,14 @@ PLAIN = Pair(standing=2.0, mutual=False, shared=0.0, change=False, values=False)
         Pair(standing=2.0, mutual=False, shared=0.0, change=False, values=True),
     ],
 )
-def test_each_sign_of_an_update_raises_the_odds(raised: Pair) -> None:
+@pytest.mark.parametrize("link", [PLAIN, LINKS["multilingual-e5-small"]], ids=["plain", "e5"])
+def test_each_sign_of_an_update_raises_the_odds(raised: Pair, link: Link) -> None:
     """Each sign of an update makes one likelier: the learnt weights read them the right way.
 
     Standing out more, being each other's nearest, rarer shared words, a word of change, a value
-    in both.
+    in both; for the odds of a model without a map and for those learnt with e5's.
     """
-    assert odds(raised) > odds(PLAIN)
+    assert odds(raised, link.weights, link.bias) > odds(BARE, link.weights, link.bias)
 
 
 def test_shared_words_count_up_to_their_cap() -> None:
@@ -77,9 +87,75 @@ def test_shared_words_count_up_to_their_cap() -> None:
         (Pair(standing=2.0, mutual=True, shared=0.0, change=False, values=True), False),
         # Nearest one way only, with a common word.
         (Pair(standing=1.5, mutual=False, shared=1.0, change=False, values=True), False),
-        (PLAIN, False),
+        (BARE, False),
     ],
 )
 def test_what_updates(pair: Pair, expected: bool) -> None:
     """The learnt odds against ODDS, on pairs whose reading is plain."""
-    assert updates(pair) is expected
+    assert update_link.PLAIN.updates(pair) is expected
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "multilingual-e5-small",
+        "jeffh/intfloat-multilingual-e5-small:f16",
+        "yxchia/Multilingual-E5-Small:q8_0",
+    ],
+)
+def test_multilingual_e5_small_links_through_its_learnt_map(model: str) -> None:
+    """Ollama's names for the model vary by who published it; the bare name decides."""
+    link = link_for(model)
+    assert link is LINKS["multilingual-e5-small"]
+    assert link.matrix is not None
+    assert link.matrix.shape == (384, 384)
+    assert list(link.weights) == list(update_link.WEIGHTS)
+
+
+@pytest.mark.parametrize(
+    "model", ["nomic-embed-text", "embeddinggemma:latest", "e5-small-v2", "multilingual-e5-large"]
+)
+def test_another_model_links_its_vectors_as_it_gives_them(model: str) -> None:
+    """A map learnt in one model's space means nothing in another's: the plain link."""
+    assert link_for(model) is PLAIN
+    assert PLAIN.matrix is None
+
+
+def test_the_shipped_map_is_learnt_and_stays_near_the_identity() -> None:
+    """Finite, moved from where learning started, and nearer the identity than to nothing.
+
+    A memory is still compared mostly as itself.
+    """
+    matrix = LINKS["multilingual-e5-small"].matrix
+    assert matrix is not None
+    identity = np.eye(384)
+    assert np.isfinite(matrix).all()
+    assert not np.allclose(matrix, identity)
+    assert np.linalg.norm(matrix - identity) < np.linalg.norm(identity)
+
+
+def test_newer_codes_are_mapped_then_quantized_again() -> None:
+    """codes·M as int8 codes (`selection.quantize`), row by row."""
+    rng = np.random.default_rng(3)
+    matrix = np.eye(8) + 0.3 * rng.normal(size=(8, 8))
+    codes = quantize(rng.normal(size=(5, 8)))
+    mapped = Link(update_link.WEIGHTS, update_link.BIAS, matrix).mapped(codes)
+    assert mapped.dtype == np.int8
+    assert np.array_equal(mapped, quantize(codes.astype(np.float64) @ matrix))
+    assert not np.array_equal(mapped, codes)
+
+
+def test_codes_without_a_map_or_of_another_size_are_compared_as_they_are() -> None:
+    """The plain link, or a store of another model's size under the same name: no error."""
+    codes = quantize(np.random.default_rng(4).normal(size=(3, 16)))
+    assert PLAIN.mapped(codes) is codes
+    assert LINKS["multilingual-e5-small"].mapped(codes) is codes
+
+
+def test_a_learnt_link_decides_by_its_own_odds() -> None:
+    """The same pair, weighed by the odds stored with each link."""
+    pair = Pair(standing=3.0, mutual=True, shared=0.0, change=False, values=True)
+    eager = Link(update_link.WEIGHTS, update_link.BIAS + 10.0)
+    wary = Link(update_link.WEIGHTS, update_link.BIAS - 10.0)
+    assert eager.updates(pair)
+    assert not wary.updates(pair)

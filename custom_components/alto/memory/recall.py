@@ -20,7 +20,8 @@ all on integers and ids, so the same store and utterance always give the same bl
    themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B updates A when A is the older row most like B (cosine, among all competing
-   rows said before B), words could link them (a value in both: a number, a day, a time; a word
+   rows said before B, B's vector through the model's learnt link map: `update_link.Link`),
+   words could link them (a value in both: a number, a day, a time; a word
    of change in B: "now", "moved", "jetzt"; or a content word both hold, values aside), and
    either the update link weighs them as one (`update_link`: how far A stands out among B's
    scores against the pool, whether B is also the newer row most like A, how rare their shared
@@ -377,11 +378,16 @@ def newer_first(
     pool: np.ndarray,
     likeness: Likeness,
     memo: Memo | None = None,
+    *,
+    link: update_link.Link = update_link.PLAIN,
+    linking: Likeness | None = None,
 ) -> list[Row]:
     """Step 3: the first CONSIDERED ranked positions' rows.
 
     Each of the first UPDATING that updates a row ranked above it moves just before that row
-    (both stay: the model reads when each was said).
+    (both stay: the model reads when each was said). `link` is the embedding model's
+    (`update_link.link_for`), `linking` the scores of newer rows through its map against rows
+    (None: `likeness`, for a link without a map).
     """
     if memo is None or memo.generation != view.generation:
         memo = Memo(view.generation)
@@ -421,7 +427,7 @@ def newer_first(
             change=change,
             values=both,
         )
-        return update_link.updates(pair)
+        return link.updates(pair)
 
     # A row moves only before an older row of these that words could link it to: the nearest
     # older row (a product with every row) is needed only for the rows that have one.
@@ -431,7 +437,7 @@ def newer_first(
         for candidate in order[:UPDATING]
         if any(when[other] < when[candidate] and worded(candidate, other) for other in order)
     ]
-    previous = nearest_older(view, may_move, in_pool, likeness, memo)
+    previous = nearest_older(view, may_move, in_pool, linking or likeness, memo)
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
@@ -471,6 +477,8 @@ def turn_block(
     render: Callable[[Row], str],
     *,
     likeness: Likeness,
+    link: update_link.Link = update_link.PLAIN,
+    linking: Likeness | None = None,
     names: Mapping[str, str] = {},
     memo: Memo | None = None,
     max_refs: int = MAX_REFERENCES,
@@ -480,12 +488,13 @@ def turn_block(
 
     They are chosen among the `visible` positions of `view` (a bool mask), `cosine` their
     integer scores by position; `render` gives the bytes each costs as the block shows it,
-    `likeness` the scores between rows, `memo` what earlier turns of the same viewer found
-    (`Memo`).
+    `likeness` the scores between rows, `link` and `linking` how step 3 links them
+    (`newer_first`), `memo` what earlier turns of the same viewer found (`Memo`).
     """
     pool = np.flatnonzero(visible[: view.n] & view.competes)
     ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
-    return fit(newer_first(view, ranked, pool, likeness, memo), render, max_refs, max_bytes)
+    ordered = newer_first(view, ranked, pool, likeness, memo, link=link, linking=linking)
+    return fit(ordered, render, max_refs, max_bytes)
 
 
 def fit(

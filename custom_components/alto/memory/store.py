@@ -70,6 +70,7 @@ from .scoring import Scorer, default_scorer, scores, top_k
 from .selection import scores as exact_scores
 from .server import COLLECTION, STATE_COLLECTION, ChromaServer, collection_names
 from .server import client as server_client
+from .update_link import PLAIN, Link
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class MemoryStore:
         # What the turn's block reads of each row, by position; one sync of it at a time.
         self._corpus = Corpus()
         self._corpus_lock = threading.Lock()
-        self._memos: dict[str | None, Memo] = {}  # by viewer (`recall.Memo`)
+        self._memos: dict[tuple[str | None, Link], Memo] = {}  # by viewer, link (`recall.Memo`)
         self._names = collection_names(namespace)
         self._trusted = trusted
         self._rows, self._meta = self._collections()
@@ -532,27 +533,34 @@ class MemoryStore:
         render: Callable[[Row], str],
         names: Mapping[str, str],
         *,
+        link: Link = PLAIN,
         max_refs: int = MAX_REFERENCES,
         max_bytes: int = MAX_REFERENCE_BYTES,
     ) -> list[Row]:
         """The turn's memory block for `viewer` (`recall.turn_block`, within these limits).
 
         Cosine scores come from `scoring` over the resident matrix; `names` maps user ids to
-        people's names.
+        people's names; `link` is the embedding model's (`update_link.link_for`).
         """
         if (found := self._indexed(viewer)) is None:
             return []
         snapshot, visible, view = found
         cosine = scores(snapshot, np.asarray(query_codes)[np.newaxis], self.scorer)[0]
 
-        def likeness(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+        def compared(codes: np.ndarray, among: np.ndarray | None) -> np.ndarray:
             if among is None:
-                return scores(snapshot, snapshot.take(positions), self.scorer)
-            return exact_scores(snapshot.take(among), snapshot.take(positions))
+                return scores(snapshot, codes, self.scorer)
+            return exact_scores(snapshot.take(among), codes)
 
-        memo = self._memos.get(viewer)
+        def likeness(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+            return compared(snapshot.take(positions), among)
+
+        def linking(positions: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+            return compared(link.mapped(snapshot.take(positions)), among)
+
+        memo = self._memos.get((viewer, link))
         if memo is None or memo.generation != view.generation:
-            memo = self._memos[viewer] = Memo(view.generation)
+            memo = self._memos[(viewer, link)] = Memo(view.generation)
         return turn_block(
             view,
             visible,
@@ -560,6 +568,8 @@ class MemoryStore:
             query,
             render,
             likeness=likeness,
+            link=link,
+            linking=None if link.matrix is None else linking,
             names=names,
             memo=memo,
             max_refs=max_refs,

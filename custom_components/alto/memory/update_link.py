@@ -18,15 +18,34 @@ households written for it (`scripts/benches/_update_link.py`):
 
 B updates A when the logistic odds reach ODDS (a probability of 0.3): a logistic regression,
 each weight per unit of its feature.
+
+Which older memory is "most like" B, and how far it stands out, is read through a map learnt for
+the embedding model where one was (`Link`, `link_for`): B's vector is mapped by a matrix before it
+is compared with the older memories, as the query adapter maps a question. Learnt on the same
+households, it moves what a memory says of a thing (the spare key, the bin) over what kind of
+value it holds, so a correction said in other words is nearer what it replaces than a second fact
+of the same kind ("The MOT's the 7th of December" nearer "The MOT is booked for the 9th of
+December" than "My mocks start on Monday the 7th of December"). The odds are learnt again with
+it. A model no map was learnt for compares the vectors as the model gives them (`PLAIN`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from .instructions import bare_name
+from .selection import quantize
 
 SHARED_CAP = 30.0
-# Learnt by scripts/benches/_update_link.py from the households in scripts/benches/adapter_data/.
+FOLDER = Path(__file__).with_name("update_links")
+# Learnt by scripts/benches/_update_link.py from the households in scripts/benches/adapter_data/,
+# for vectors compared as the model gives them (`PLAIN`).
 WEIGHTS = {
     "standing": 1.0606,
     "mutual": 2.1235,
@@ -72,12 +91,57 @@ def standing(score: int, count: int, total: int, squares: int) -> float:
     return (count * score - total) / math.sqrt(spread)
 
 
-def odds(pair: Pair, weights: dict[str, float] = WEIGHTS, bias: float = BIAS) -> float:
+def odds(pair: Pair, weights: Mapping[str, float] = WEIGHTS, bias: float = BIAS) -> float:
     """The probability that the newer memory of `pair` updates the older one."""
     logit = bias + sum(weights[name] * value for name, value in pair.features().items())
     return 1.0 / (1.0 + math.exp(-logit))
 
 
-def updates(pair: Pair) -> bool:
-    """Whether the newer memory of `pair` updates the older one (its odds reach ODDS)."""
-    return odds(pair) >= ODDS
+@dataclass(frozen=True, eq=False)  # one per model, compared and hashed as itself
+class Link:
+    """How step 3 links the memories of one embedding model: a map, and the odds learnt with it.
+
+    `matrix` (d × d) maps a newer memory's vector before it is compared with older ones; None
+    compares them as the model gives them.
+    """
+
+    weights: Mapping[str, float]
+    bias: float
+    matrix: npt.NDArray[np.float64] | None = None
+
+    def mapped(self, codes: np.ndarray) -> np.ndarray:
+        """Newer rows' int8 codes ([c, d]) as they are compared with older rows' codes.
+
+        Through the map, as int8 codes again (`selection.quantize`); as they are without a map or
+        when of another size.
+        """
+        if self.matrix is None or codes.shape[-1] != self.matrix.shape[0]:
+            return codes
+        return quantize(codes.astype(np.float64) @ self.matrix)
+
+    def updates(self, pair: Pair) -> bool:
+        """Whether the newer memory of `pair` updates the older one (its odds reach ODDS)."""
+        return odds(pair, self.weights, self.bias) >= ODDS
+
+
+PLAIN = Link(WEIGHTS, BIAS)
+
+
+def _load(file: str) -> Link:
+    """A learnt link: its matrix, and its odds' weights in the order of WEIGHTS and bias."""
+    with np.load(FOLDER / file) as learnt:
+        weights = dict(zip(WEIGHTS, map(float, learnt["weights"]), strict=True))
+        return Link(weights, float(learnt["bias"]), learnt["matrix"].astype(np.float64))
+
+
+# A fragment of the model's bare name → its link, read once when the module is imported (Home
+# Assistant imports an integration off the event loop), as the query adapters are.
+LINKS: dict[str, Link] = {
+    "multilingual-e5-small": _load("multilingual-e5-small.npz"),
+}
+
+
+def link_for(model: str) -> Link:
+    """The link learnt for `model` ("namespace/name:tag" as configured), PLAIN if none was."""
+    name = bare_name(model)
+    return next((link for fragment, link in LINKS.items() if fragment in name), PLAIN)

@@ -18,6 +18,7 @@ from homeassistant.core import HomeAssistant
 from ..memory.instructions import instructions_for
 from ..memory.query_adapter import adapter_for
 from ..memory.question_form import question_form, without_form
+from ..memory.update_link import link_for
 from ..model.calls import Embed
 from ..model.ollama_io import embed_for
 
@@ -38,6 +39,7 @@ class Embedder:
         self._embed_model = embed_for(client, model)
         self._instructions = instructions_for(model)
         self._adapter = adapter_for(model)
+        self.link = link_for(model)  # how step 3 links this model's memories (`update_link`)
         self._recent_vectors: OrderedDict[str, list[float]] = OrderedDict()
 
     async def documents(self, texts: list[str], *, anew: bool = False) -> list[list[float]]:

@@ -58,6 +58,7 @@ from ..memory.references import KIND_NAMES
 from ..memory.retention import Shares
 from ..memory.server import namespace
 from ..memory.store import MemoryStore, ServerCheck
+from ..memory.update_link import Link
 from ..model.digest import normalize_digest
 from ..model.ollama_io import call_model_for
 from ..settings import AltoSettings
@@ -298,6 +299,11 @@ class MemoryOrgan:
     async def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Embeddings of `texts` as queries (what recall and the turn's selection embed)."""
         return await self._embedder.queries(texts)
+
+    @property
+    def link(self) -> Link:
+        """How the turn's block links this model's memories (`memory.update_link.link_for`)."""
+        return self._embedder.link
 
     # -- state for entities -------------------------------------------------------------
     @property

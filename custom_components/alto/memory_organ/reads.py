@@ -145,6 +145,7 @@ class MemoryReader:
                 words,
                 line,
                 names,
+                link=self._embedder.link,
                 max_refs=limit,
                 max_bytes=max_bytes,
             )
