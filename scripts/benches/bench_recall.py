@@ -61,7 +61,11 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_nl_11.json` (Almere) after that rule was chosen, first run on it, the rule before it and
   a value said inside a German or Dutch compound, side by side (`BLIND_ELEVENTH`); then
   `blind_en_11.json` (Carlisle), `blind_de_12.json` (Trier), `blind_nl_12.json` (Helmond) while
-  step 3's links were learnt from the households in `adapter_data/` (`BLIND_TWELFTH`).
+  step 3's links were learnt from the households in `adapter_data/` (`BLIND_TWELFTH`); then
+  `blind_en_12.json` (Derby), `blind_de_13.json` (Kassel), `blind_nl_13.json` (Amersfoort) after
+  that, first run on the rule as it stood (`BLIND_THIRTEENTH`); then `blind_en_13.json`
+  (Cheltenham), `blind_de_14.json` (Mannheim), `blind_nl_14.json` (Haarlem) while the update
+  link's map was learnt, first run on it and the rule before, side by side (`BLIND_FOURTEENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
