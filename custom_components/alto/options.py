@@ -672,7 +672,8 @@ FAMILY = Family(
     key="family",
     meaning=(
         "A step of its own in the options: each person's mother, father and partner (other "
-        "people of the home) and sex, all optional. Memory then reads a question's words of "
+        "people of the home) and sex, all optional (two mothers or two fathers: name one, and "
+        "their partner of the same sex is the other). Memory then reads a question's words of "
         'family as the people they mean to whoever asks ("my wife", "Mum", "Oma", '
         '"Megan\'s dad"); see *Memory*.'
     ),

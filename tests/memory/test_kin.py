@@ -117,6 +117,39 @@ def test_relations_follow_from_mother_father_and_partner() -> None:
     assert relatives(FAMILY, "rosa", "grandchild:f") == {"mia"}
 
 
+# Marieke and Sanne, two women, are partners; only Marieke is named as their children's mother.
+TWO_MOTHERS: Family = {
+    "marieke": Kin(mother="ria", partner="sanne", sex="f"),
+    "sanne": Kin(sex="f"),
+    "daan": Kin(mother="marieke", sex="m"),
+    "lotte": Kin(mother="marieke", sex="f"),
+    "ria": Kin(sex="f"),
+}
+
+
+def test_a_parent_s_partner_of_the_same_sex_is_a_second_parent_of_that_sex() -> None:
+    """Two mothers, told as a mother and her partner, a woman: no one is their father."""
+    assert relatives(TWO_MOTHERS, "daan", "mother") == {"marieke", "sanne"}
+    assert relatives(TWO_MOTHERS, "daan", "father") == set()
+    assert relatives(TWO_MOTHERS, "daan", "parent") == {"marieke", "sanne"}
+    assert relatives(TWO_MOTHERS, "sanne", "child") == {"daan", "lotte"}
+    assert relatives(TWO_MOTHERS, "lotte", "sibling") == {"daan"}
+    assert relatives(TWO_MOTHERS, "daan", "grandmother") == {"ria"}
+    called = {person: person for person in TWO_MOTHERS}
+    assert meant("Waar werkt mama vandaag?", "lotte", TWO_MOTHERS, called) == {"marieke", "sanne"}
+    assert meant("Where is Dad?", "lotte", TWO_MOTHERS, called) == set()
+
+
+@pytest.mark.parametrize(("told", "father"), [(None, {"ben"}), ("m", {"ben"}), ("f", set())])
+def test_the_one_parent_s_partner_is_the_other_parent_unless_told_otherwise(
+    told: str | None, father: set[str]
+) -> None:
+    """Ana named as Leo's mother: her partner Ben is his father unless told to be a woman."""
+    family: Family = {**FAMILY, "ben": Kin(sex=told)}
+    assert relatives(family, "leo", "father") == father
+    assert relatives(family, "leo", "mother") == {"ana"} | ({"ben"} if told == "f" else set())
+
+
 def test_the_prompt_names_each_relative_once_by_what_they_are() -> None:
     """The closest relation first, by sex where it is known, everyone else of the family once."""
     assert relations(FAMILY, "ben") == [

@@ -1,7 +1,8 @@
 """Who a question means by a word of family: "my wife", "Mum", "Oma", "Leas Papa", "ma belle-mère".
 
 A household tells Alto each person's mother, father and partner (`Kin`, by person). Every other
-relation follows from those three: a child is someone whose mother or father one is, a sibling
+relation follows from those three (two mothers or two fathers: one parent and their partner of
+the same sex): a child is someone whose mother or father one is, a sibling
 shares a parent, a grandmother is a parent's mother, a mother-in-law a partner's mother. A word
 of family is read in the question's language (`languages.Language.kin`) and is someone's: the
 asker's after a possessive of their own ("my", "meine", "m'n", "notre") or when said alone as
@@ -36,16 +37,29 @@ type Family = Mapping[str, Kin]
 
 
 def _parents(family: Family, person: str) -> set[str]:
-    return {p for p in (_parent(family, person, "mother"), _parent(family, person, "father")) if p}
+    return _parent(family, person, "mother") | _parent(family, person, "father")
 
 
-def _parent(family: Family, person: str, which: str) -> str | None:
-    """Their mother or father (`which`); else the partner of the one parent the household named."""
+def _parent(family: Family, person: str, which: str) -> set[str]:
+    """Their mothers or fathers (`which`).
+
+    Whom the household named as such; where it named one parent only, that parent's partner is
+    the other, of the sex the household told for them, else of the other one: a child of two
+    mothers is told as a mother and her partner, a woman, and has two mothers and no father.
+    """
     kin = family.get(person, Kin())
     named, other = (kin.mother, kin.father) if which == "mother" else (kin.father, kin.mother)
+    if named and other:
+        return {named}
+    one = named or other
+    if one is None:
+        return set()
+    partner = next(iter(sorted(_partners(family, one))), None)
+    told = family.get(partner, Kin()).sex if partner else None
+    alike = told == ("f" if which == "mother" else "m")
     if named:
-        return named
-    return next(iter(sorted(_partners(family, other))), None) if other else None
+        return {named, partner} if partner and alike else {named}
+    return {partner} if partner and (alike or told is None) else set()
 
 
 def _partners(family: Family, person: str) -> set[str]:
@@ -87,7 +101,7 @@ def relatives(family: Family, person: str, kind: str) -> set[str]:
 def _related(family: Family, person: str, kind: str) -> set[str]:
     match kind:
         case "mother" | "father":
-            return {p} if (p := _parent(family, person, kind)) else set()
+            return _parent(family, person, kind)
         case "parent":
             return _parents(family, person)
         case "partner":
