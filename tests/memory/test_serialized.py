@@ -28,7 +28,7 @@ JOURNAL_SHA256 = "fe32317beb987c36ee7b1445decdcbbbc138d608649974167f8cf74b84b8d3
 # of `informative.ACKNOWLEDGEMENTS` or `languages.Language.finite`, changes these bytes and
 # nothing else of them.
 CHECKPOINT_SHA256 = (
-    "508a3adccc992c7242cf34d38a8dd4ddd597af57e80230b80fd414c96a900d55"  # its entry's hash
+    "3e38155d3c53e8744601b337be355d156904a9e642f4f10b92e2d2ce41df4afc"  # its entry's hash
 )
 CHROMA_SHA256 = "cdf46d01648d908944ed3d6b6eb01569357522d8b6270c77add3611ec221ccf8"
 

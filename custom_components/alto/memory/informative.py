@@ -12,9 +12,11 @@ of these:
   it), opens with an interrogative or an inverted auxiliary ("when", "is", "can", "wann",
   "hoe", ...): "Will is coming on Friday." is a statement;
 - an acknowledgement: every word is one of ACKNOWLEDGEMENTS ("ok", "thanks", "good night",
-  "danke", "dank je wel"), the assistant addressed included ("Thank you, computer!"), and whom
-  thanks are said to ("Ta, love.", "Danke, Schatz."), which would otherwise compete as a fact and
-  rise whenever a question names who said it;
+  "danke", "dank je wel", "never mind", "laat maar"), the assistant addressed included ("Thank
+  you, computer!"), and whom thanks are said to ("Ta, love.", "Danke, Schatz."), which would
+  otherwise compete as a fact and rise whenever a question names who said it; or all of them but
+  a last word written with a capital, the name it is said to ("Good night Nova", "Buonanotte
+  Alexa");
 - a command: it opens (after "please", "hey", "bitte", ...) with one of COMMAND_VERBS ("turn",
   "set", "play", "mach", "zet") and says no finite "is" or "has" after it ("Set of spare keys is
   under the pot" tells; "tell me when Leo's appointment is" asks, a question word soon after the
@@ -66,7 +68,7 @@ def _tells(sentence: str) -> bool:
     end = sentence.rstrip()[-1:]
     if not words or end == "?":
         return False
-    if all(word in ACKNOWLEDGEMENTS for word in words):
+    if all(word in ACKNOWLEDGEMENTS for word in words) or _said_to_a_name(words, sentence):
         return False
     opening = 0
     while opening < len(words) - 1 and words[opening] in _OPENING_COURTESIES:
@@ -92,6 +94,19 @@ def _tells_after_verb(rest: list[str], sentence: str) -> bool:
     if any(w in QUESTION_OPENERS and w not in finite for w in rest[:ASKS_WITHIN]):
         return False
     return not finite.isdisjoint(clause[1:])
+
+
+def _said_to_a_name(words: list[str], sentence: str) -> bool:
+    """An acknowledgement said to someone by name: "Good night Nova", "Buonanotte Alexa".
+
+    Every word an acknowledgement but the last, written with a capital: whom it is said to.
+    """
+    last = WORD.findall(sentence)[-1]
+    return (
+        len(words) > 1
+        and last[:1].isupper()
+        and all(word in ACKNOWLEDGEMENTS for word in words[:-1])
+    )
 
 
 def _verbless_command(words: list[str]) -> bool:

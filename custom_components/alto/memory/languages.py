@@ -122,7 +122,7 @@ ENGLISH: Final = Language(
         "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
         "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
         "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
-        "whatever that that'll will do computer alto assistant afternoon lot"  # "that'll do"
+        "whatever that that'll will do computer alto assistant afternoon lot forget everyone"  # "that'll do", "forget it"
         # whom thanks may be said to ("Ta, love.", "Cheers, mate.", "Thank you, dear.")
         " ta love dear darling sweetheart sweetie honey hun mate pet"
     ),
@@ -208,7 +208,7 @@ GERMAN: Final = Language(
         "ok okay danke dank vielen schön sehr gut super prima toll klasse perfekt alles klar passt "
         "ja nein jo jep jawohl nö gute guten gut nacht morgen abend tag hallo hi hey tschüss "
         "tschüs ciao bis später dann bitte gern gerne geht verstanden genau stimmt cool top dir "
-        "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent schlaf"
+        "ihnen wunderbar herzlichen vielmals ach oh hm so na alto assistent schlaf vergiss es egal"
         " schatz schatzi liebling"
     ),
     commands=_words(
@@ -287,8 +287,9 @@ FRENCH: Final = Language(
     acknowledgements=_words(
         "ok okay d'accord d'acc merci beaucoup bien très super parfait génial oui non ouais bonne "
         "bon nuit journée soirée bonjour bonsoir salut coucou au revoir à plus tard entendu "
-        "compris c'est noté top cool nickel impeccable mille fois ah oh alto"
-        " mon chéri chérie chou"
+        "compris c'est noté top cool nickel impeccable mille fois ah oh alto laisse tomber rien "
+        "pas de souci problème tout le monde"
+        " mon chéri chérie chou cœur"
     ),
     commands=_words(
         "allume éteins mets règle baisse monte augmente diminue ouvre ferme verrouille "
@@ -354,7 +355,7 @@ SPANISH: Final = Language(
     acknowledgements=_words(
         "vale ok okay gracias muchas muchísimas perfecto genial estupendo bien muy sí si no claro "
         "de acuerdo buenas buenos noches días tardes hola adiós chao hasta luego mañana entendido "
-        "listo guay súper super ah oh alto"
+        "listo guay súper super ah oh alto déjalo importa"
         " mi cariño amor cielo"
     ),
     # Only imperatives a statement rarely opens with: Spanish drops the subject, and "abre",
@@ -424,7 +425,7 @@ DUTCH: Final = Language(
         "oké ok okay dank je jij u wel bedankt dankjewel dankuwel top prima fijn mooi zo goed "
         "helemaal super leuk geweldig perfect ja nee nou hoor hallo hoi hey doei dag tot straks "
         "morgen welterusten goedemorgen goedenavond goedenacht slaap lekker heel erg hartelijk "
-        "klopt precies begrepen duidelijk oh ah hm alto"
+        "klopt precies begrepen duidelijk oh ah hm alto laat maar allemaal hè"
         " schat schatje lieverd liefje"
     ),
     commands=_words(
@@ -499,7 +500,7 @@ ITALIAN: Final = Language(
     acknowledgements=_words(
         "ok okay va bene grazie mille perfetto ottimo benissimo sì si no certo d'accordo buona "
         "buonanotte notte giornata serata ciao salve arrivederci a dopo domani capito fatto super "
-        "grande fantastico top ah oh alto buongiorno buonasera"
+        "grande fantastico top ah oh alto buongiorno buonasera lascia stare niente non importa"
         " tesoro amore"
     ),
     # Only imperatives unlike the indicative ("accendi", not "accende"), or a statement rarely
