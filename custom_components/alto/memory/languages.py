@@ -122,7 +122,8 @@ ENGLISH: Final = Language(
         "right sure yes yeah yep yup no nope nah never mind night morning evening bye goodbye "
         "hello hi hey there ha haha hahaha lol wow oh ah hmm um uh got it that's lovely brilliant "
         "super excellent fantastic wonderful sounds much very so all done sorry please goodnight "
-        "whatever that that'll will do computer alto assistant afternoon lot forget everyone"  # "that'll do", "forget it"
+        # "that'll do", "forget it"
+        "whatever that that'll will do computer alto assistant afternoon lot forget everyone"
         # whom thanks may be said to ("Ta, love.", "Cheers, mate.", "Thank you, dear.")
         " ta love dear darling sweetheart sweetie honey hun mate pet"
     ),
