@@ -140,6 +140,13 @@ def test_a_parent_s_partner_of_the_same_sex_is_a_second_parent_of_that_sex() -> 
     assert meant("Where is Dad?", "lotte", TWO_MOTHERS, called) == set()
 
 
+def test_a_parent_is_a_mother_or_father_by_the_sex_told_for_them() -> None:
+    """Sanne named in the father's field but told to be a woman is a mother."""
+    family: Family = {**TWO_MOTHERS, "daan": Kin(mother="marieke", father="sanne", sex="m")}
+    assert relatives(family, "daan", "mother") == {"marieke", "sanne"}
+    assert relatives(family, "daan", "father") == set()
+
+
 @pytest.mark.parametrize(("told", "father"), [(None, {"ben"}), ("m", {"ben"}), ("f", set())])
 def test_the_one_parent_s_partner_is_the_other_parent_unless_told_otherwise(
     told: str | None, father: set[str]

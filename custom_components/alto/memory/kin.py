@@ -43,23 +43,21 @@ def _parents(family: Family, person: str) -> set[str]:
 def _parent(family: Family, person: str, which: str) -> set[str]:
     """Their mothers or fathers (`which`).
 
-    Whom the household named as such; where it named one parent only, that parent's partner is
-    the other, of the sex the household told for them, else of the other one: a child of two
-    mothers is told as a mother and her partner, a woman, and has two mothers and no father.
+    Their parents are whom the household named as mother or father and, where it named one only,
+    that parent's partner. Each is a mother or a father by the sex told for them, else by the
+    field they were named in (the partner: the other than the named one). So a child of two
+    mothers, told as a mother and her partner, a woman, has two mothers and no father.
     """
     kin = family.get(person, Kin())
-    named, other = (kin.mother, kin.father) if which == "mother" else (kin.father, kin.mother)
-    if named and other:
-        return {named}
-    one = named or other
-    if one is None:
-        return set()
-    partner = next(iter(sorted(_partners(family, one))), None)
-    told = family.get(partner, Kin()).sex if partner else None
-    alike = told == ("f" if which == "mother" else "m")
-    if named:
-        return {named, partner} if partner and alike else {named}
-    return {partner} if partner and (alike or told is None) else set()
+    sex_of = {p: sex for p, sex in ((kin.mother, "f"), (kin.father, "m")) if p}
+    if len(sex_of) == 1:
+        [(one, sex)] = sex_of.items()
+        one_is = family.get(one, Kin()).sex or sex
+        partner = next(iter(sorted(_partners(family, one) - {person})), None)
+        if partner:
+            sex_of[partner] = "m" if one_is == "f" else "f"
+    wanted = "f" if which == "mother" else "m"
+    return {p for p, sex in sex_of.items() if (family.get(p, Kin()).sex or sex) == wanted}
 
 
 def _partners(family: Family, person: str) -> set[str]:
