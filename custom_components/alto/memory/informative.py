@@ -64,11 +64,10 @@ def is_informative(text: str) -> bool:
 
 
 def _tells(sentence: str) -> bool:
-    words = [w.casefold().replace("’", "'") for w in WORD.findall(sentence)]
+    written = WORD.findall(sentence)
+    words = [w.casefold().replace("’", "'") for w in written]
     end = sentence.rstrip()[-1:]
-    if not words or end == "?":
-        return False
-    if all(word in ACKNOWLEDGEMENTS for word in words) or _said_to_a_name(words, sentence):
+    if not words or end == "?" or _acknowledges(words, written[-1]):
         return False
     opening = 0
     while opening < len(words) - 1 and words[opening] in _OPENING_COURTESIES:
@@ -96,17 +95,15 @@ def _tells_after_verb(rest: list[str], sentence: str) -> bool:
     return not finite.isdisjoint(clause[1:])
 
 
-def _said_to_a_name(words: list[str], sentence: str) -> bool:
-    """An acknowledgement said to someone by name: "Good night Nova", "Buonanotte Alexa".
+def _acknowledges(words: list[str], last: str) -> bool:
+    """Whether the words are all acknowledgements, or all but a last one written with a capital.
 
-    Every word an acknowledgement but the last, written with a capital: whom it is said to.
+    That one is whom it is said to ("Good night Nova", "Buonanotte Alexa"); `last` is the last
+    word as written.
     """
-    last = WORD.findall(sentence)[-1]
-    return (
-        len(words) > 1
-        and last[:1].isupper()
-        and all(word in ACKNOWLEDGEMENTS for word in words[:-1])
-    )
+    if not all(word in ACKNOWLEDGEMENTS for word in words[:-1]):
+        return False
+    return words[-1] in ACKNOWLEDGEMENTS or (len(words) > 1 and last[:1].isupper())
 
 
 def _verbless_command(words: list[str]) -> bool:

@@ -19,6 +19,7 @@ embeds them again (`intake.reembed`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -59,3 +60,13 @@ def instructions_for(model: str) -> EmbeddingInstructions:
     """The instructions of `model` ("namespace/name:tag" as configured), NONE if unknown."""
     name = bare_name(model)
     return next((found for family, found in FAMILIES if family.search(name)), NONE)
+
+
+def learnt_for[T](learnt: Mapping[str, T], model: str) -> T | None:
+    """What `learnt` holds for `model`: under a fragment of its bare name, None if none.
+
+    Ollama's namespaces and tags vary ("multilingual-e5-small" in
+    "jeffh/intfloat-multilingual-e5-small:f16"), so a fragment of the bare name decides.
+    """
+    name = bare_name(model)
+    return next((found for fragment, found in learnt.items() if fragment in name), None)

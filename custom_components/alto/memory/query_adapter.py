@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from .instructions import bare_name
+from .instructions import learnt_for
 
 FOLDER = Path(__file__).with_name("query_adapters")
 
@@ -54,5 +54,4 @@ ADAPTERS: dict[str, QueryAdapter] = {
 
 def adapter_for(model: str) -> QueryAdapter | None:
     """The map learnt for `model` ("namespace/name:tag" as configured), None if there is none."""
-    name = bare_name(model)
-    return next((adapter for fragment, adapter in ADAPTERS.items() if fragment in name), None)
+    return learnt_for(ADAPTERS, model)

@@ -569,7 +569,7 @@ class MemoryStore:
             render,
             likeness=likeness,
             link=link,
-            linking=None if link.matrix is None else linking,
+            linking=linking,
             names=names,
             memo=memo,
             max_refs=max_refs,

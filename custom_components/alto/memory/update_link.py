@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from .instructions import bare_name
+from .instructions import learnt_for
 from .selection import quantize
 
 SHARED_CAP = 30.0
@@ -143,5 +143,4 @@ LINKS: dict[str, Link] = {
 
 def link_for(model: str) -> Link:
     """The link learnt for `model` ("namespace/name:tag" as configured), PLAIN if none was."""
-    name = bare_name(model)
-    return next((link for fragment, link in LINKS.items() if fragment in name), PLAIN)
+    return learnt_for(LINKS, model) or PLAIN
