@@ -49,7 +49,7 @@ LEARNT_FROM = [
 ]
 TARGET = FOLDER / "multilingual-e5-small.npy"
 TEMPERATURE = 0.02
-SPRING = 0.01
+SPRING = 0.003
 STEPS = 300
 RATE = 1e-3
 
