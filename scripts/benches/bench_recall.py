@@ -65,7 +65,10 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_en_12.json` (Derby), `blind_de_13.json` (Kassel), `blind_nl_13.json` (Amersfoort) after
   that, first run on the rule as it stood (`BLIND_THIRTEENTH`); then `blind_en_13.json`
   (Cheltenham), `blind_de_14.json` (Mannheim), `blind_nl_14.json` (Haarlem) while the update
-  link's map was learnt, first run on it and the rule before, side by side (`BLIND_FOURTEENTH`).
+  link's map was learnt, first run on it and the rule before, side by side (`BLIND_FOURTEENTH`);
+  then `blind_en_14.json` (Ipswich), `blind_de_15.json` (Oldenburg), `blind_nl_15.json` (Gouda)
+  while the query adapter was learnt again, first run on it and the rule before, side by side
+  (`BLIND_FIFTEENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -768,6 +771,8 @@ BLIND_TWELFTH = ["blind_en_11", "blind_de_12", "blind_nl_12"]
 BLIND_THIRTEENTH = ["blind_en_12", "blind_de_13", "blind_nl_13"]
 # Written while the update link's map was learnt, first run on it and the rule before, side by side.
 BLIND_FOURTEENTH = ["blind_en_13", "blind_de_14", "blind_nl_14"]
+# Written while the query adapter was learnt again, first run on it and the rule before, side by side.
+BLIND_FIFTEENTH = ["blind_en_14", "blind_de_15", "blind_nl_15"]
 SETS = [
     "household",
     "heldout",
@@ -786,6 +791,7 @@ SETS = [
     *BLIND_TWELFTH,
     *BLIND_THIRTEENTH,
     *BLIND_FOURTEENTH,
+    *BLIND_FIFTEENTH,
 ]
 
 
