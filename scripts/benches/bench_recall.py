@@ -68,7 +68,9 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   link's map was learnt, first run on it and the rule before, side by side (`BLIND_FOURTEENTH`);
   then `blind_en_14.json` (Ipswich), `blind_de_15.json` (Oldenburg), `blind_nl_15.json` (Gouda)
   while the query adapter was learnt again, first run on it and the rule before, side by side
-  (`BLIND_FIFTEENTH`).
+  (`BLIND_FIFTEENTH`); then `blind_en_15.json` (Worcester), `blind_de_16.json` (Darmstadt),
+  `blind_nl_16.json` (Deventer) while it learnt from `BLIND_EIGHTH` to `BLIND_TWELFTH` and more
+  households, first run on it and the rule before, side by side (`BLIND_SIXTEENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -773,6 +775,9 @@ BLIND_THIRTEENTH = ["blind_en_12", "blind_de_13", "blind_nl_13"]
 BLIND_FOURTEENTH = ["blind_en_13", "blind_de_14", "blind_nl_14"]
 # Written while the query adapter was learnt again, first run on it and the rule before, side by side.
 BLIND_FIFTEENTH = ["blind_en_14", "blind_de_15", "blind_nl_15"]
+# Written while the query adapter learnt from BLIND_EIGHTH to BLIND_TWELFTH and more households,
+# first run on it and the rule before, side by side.
+BLIND_SIXTEENTH = ["blind_en_15", "blind_de_16", "blind_nl_16"]
 SETS = [
     "household",
     "heldout",
@@ -792,6 +797,7 @@ SETS = [
     *BLIND_THIRTEENTH,
     *BLIND_FOURTEENTH,
     *BLIND_FIFTEENTH,
+    *BLIND_SIXTEENTH,
 ]
 
 
