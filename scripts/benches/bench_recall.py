@@ -53,8 +53,9 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   it (`BLIND_EIGHTH`); then `blind_en_8.json` (Southampton), `blind_de_9.json` (Münster),
   `blind_nl_9.json` (Leiden) while the query adapter was learnt, first run on it and the rule
   before, side by side (`BLIND_NINTH`). The query adapter learnt from none of these two trios
-  (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before them, and households
-  written for it in `adapter_data/`); then `blind_en_9.json` (Norwich), `blind_de_10.json`
+  until `BLIND_SIXTEENTH` (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before
+  them, then also `BLIND_EIGHTH` to `BLIND_TWELFTH`, and households written for it in
+  `adapter_data/`); then `blind_en_9.json` (Norwich), `blind_de_10.json`
   (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule for corrections said without
   a word of change was tried on the others, first run on it and the rule before, side by side
   (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster), `blind_de_11.json` (Osnabrück),
