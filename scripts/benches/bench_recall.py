@@ -774,7 +774,8 @@ BLIND_TWELFTH = ["blind_en_11", "blind_de_12", "blind_nl_12"]
 BLIND_THIRTEENTH = ["blind_en_12", "blind_de_13", "blind_nl_13"]
 # Written while the update link's map was learnt, first run on it and the rule before, side by side.
 BLIND_FOURTEENTH = ["blind_en_13", "blind_de_14", "blind_nl_14"]
-# Written while the query adapter was learnt again, first run on it and the rule before, side by side.
+# Written while the query adapter was learnt again, first run on it and the rules before, side by
+# side.
 BLIND_FIFTEENTH = ["blind_en_14", "blind_de_15", "blind_nl_15"]
 # Written while the query adapter learnt from BLIND_EIGHTH to BLIND_TWELFTH and more households,
 # first run on it and the rule before, side by side.
