@@ -37,11 +37,17 @@ type Family = Mapping[str, Kin]
 
 
 def _parents(family: Family, person: str) -> set[str]:
-    return _parent(family, person, "mother") | _parent(family, person, "father")
+    return set(_parents_by_sex(family, person))
 
 
 def _parent(family: Family, person: str, which: str) -> set[str]:
-    """Their mothers or fathers (`which`).
+    """Their mothers or fathers (`which`)."""
+    wanted = "f" if which == "mother" else "m"
+    return {p for p, sex in _parents_by_sex(family, person).items() if sex == wanted}
+
+
+def _parents_by_sex(family: Family, person: str) -> dict[str, str]:
+    """Each of their parents, "f" or "m".
 
     Their parents are whom the household named as mother or father and, where it named one only,
     that parent's partner. Each is a mother or a father by the sex told for them, else by the
@@ -49,15 +55,14 @@ def _parent(family: Family, person: str, which: str) -> set[str]:
     mothers, told as a mother and her partner, a woman, has two mothers and no father.
     """
     kin = family.get(person, Kin())
-    sex_of = {p: sex for p, sex in ((kin.mother, "f"), (kin.father, "m")) if p}
-    if len(sex_of) == 1:
-        [(one, sex)] = sex_of.items()
+    by_field = {p: sex for p, sex in ((kin.mother, "f"), (kin.father, "m")) if p}
+    if len(by_field) == 1:
+        [(one, sex)] = by_field.items()
         one_is = family.get(one, Kin()).sex or sex
         partner = next(iter(sorted(_partners(family, one) - {person})), None)
         if partner:
-            sex_of[partner] = "m" if one_is == "f" else "f"
-    wanted = "f" if which == "mother" else "m"
-    return {p for p, sex in sex_of.items() if (family.get(p, Kin()).sex or sex) == wanted}
+            by_field[partner] = "m" if one_is == "f" else "f"
+    return {p: family.get(p, Kin()).sex or sex for p, sex in by_field.items()}
 
 
 def _partners(family: Family, person: str) -> set[str]:
