@@ -71,7 +71,11 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   while the query adapter was learnt again, first run on it and the rule before, side by side
   (`BLIND_FIFTEENTH`); then `blind_en_15.json` (Worcester), `blind_de_16.json` (Darmstadt),
   `blind_nl_16.json` (Deventer) while it learnt from `BLIND_EIGHTH` to `BLIND_TWELFTH` and more
-  households, first run on it and the rule before, side by side (`BLIND_SIXTEENTH`).
+  households, first run on it and the rule before, side by side (`BLIND_SIXTEENTH`); then two
+  trios at once, `blind_en_16.json` (Carlisle), `blind_de_17.json` (Würzburg), `blind_nl_17.json`
+  (Zwolle) and `blind_en_17.json` (Plymouth), `blind_de_18.json` (Rostock), `blind_nl_18.json`
+  (Assen), while it learnt from `BLIND_THIRTEENTH` to `BLIND_SIXTEENTH` and more households, first
+  run on it and the rule before, side by side (`BLIND_SEVENTEENTH`, `BLIND_EIGHTEENTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -780,6 +784,10 @@ BLIND_FIFTEENTH = ["blind_en_14", "blind_de_15", "blind_nl_15"]
 # Written while the query adapter learnt from BLIND_EIGHTH to BLIND_TWELFTH and more households,
 # first run on it and the rule before, side by side.
 BLIND_SIXTEENTH = ["blind_en_15", "blind_de_16", "blind_nl_16"]
+# Written, two trios at once, while the query adapter learnt from BLIND_THIRTEENTH to
+# BLIND_SIXTEENTH and more households, before any rule ran on them.
+BLIND_SEVENTEENTH = ["blind_en_16", "blind_de_17", "blind_nl_17"]
+BLIND_EIGHTEENTH = ["blind_en_17", "blind_de_18", "blind_nl_18"]
 SETS = [
     "household",
     "heldout",
@@ -800,6 +808,8 @@ SETS = [
     *BLIND_FOURTEENTH,
     *BLIND_FIFTEENTH,
     *BLIND_SIXTEENTH,
+    *BLIND_SEVENTEENTH,
+    *BLIND_EIGHTEENTH,
 ]
 
 
