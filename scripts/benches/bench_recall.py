@@ -54,13 +54,14 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_nl_9.json` (Leiden) while the query adapter was learnt, first run on it and the rule
   before, side by side (`BLIND_NINTH`). The query adapter learnt from none of these two trios
   until `BLIND_SIXTEENTH` (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before
-  them, then also `BLIND_EIGHTH` to `BLIND_TWELFTH`, and households written for it in
-  `adapter_data/`); then `blind_en_9.json` (Norwich), `blind_de_10.json`
-  (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule for corrections said without
-  a word of change was tried on the others, first run on it and the rule before, side by side
-  (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster), `blind_de_11.json` (Osnabrück),
-  `blind_nl_11.json` (Almere) after that rule was chosen, first run on it, the rule before it and
-  a value said inside a German or Dutch compound, side by side (`BLIND_ELEVENTH`); then
+  them, then also `BLIND_EIGHTH` to `BLIND_TWELFTH`, then `BLIND_THIRTEENTH` to
+  `BLIND_SIXTEENTH`, and households written for it in `adapter_data/`); then `blind_en_9.json`
+  (Norwich), `blind_de_10.json` (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule
+  for corrections said without a word of change was tried on the others, first run on it and the
+  rule before, side by side (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster),
+  `blind_de_11.json` (Osnabrück), `blind_nl_11.json` (Almere) after that rule was chosen, first
+  run on it, the rule before it and a value said inside a German or Dutch compound, side by side
+  (`BLIND_ELEVENTH`); then
   `blind_en_11.json` (Carlisle), `blind_de_12.json` (Trier), `blind_nl_12.json` (Helmond) while
   step 3's links were learnt from the households in `adapter_data/` (`BLIND_TWELFTH`); then
   `blind_en_12.json` (Derby), `blind_de_13.json` (Kassel), `blind_nl_13.json` (Amersfoort) after
