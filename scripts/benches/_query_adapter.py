@@ -59,8 +59,9 @@ LEARNT_FROM = [
 TARGET = FOLDER / "multilingual-e5-small.npy"
 TEMPERATURE = 0.02
 SPRING = 0.003
-# They ask in other words than their answers, as the blind sets that measure W do; the households
-# of the first kind teach what they ask and hold W to it at once.
+# How many times a household written as the blind sets are counts: its questions avoid their
+# answers' words, as the sets that measure W do, while those of the first kind keep W to what
+# households of that kind ask (docs/memory.md, "The query adapter").
 BLIND_FORM_WEIGHT = 2.0
 STEPS = 300
 RATE = 1e-3
