@@ -76,7 +76,12 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   trios at once, `blind_en_16.json` (Carlisle), `blind_de_17.json` (Würzburg), `blind_nl_17.json`
   (Zwolle) and `blind_en_17.json` (Plymouth), `blind_de_18.json` (Rostock), `blind_nl_18.json`
   (Assen), while it learnt from `BLIND_THIRTEENTH` to `BLIND_SIXTEENTH` and more households, first
-  run on it and the rule before, side by side (`BLIND_SEVENTEENTH`, `BLIND_EIGHTEENTH`).
+  run on it and the rule before, side by side (`BLIND_SEVENTEENTH`, `BLIND_EIGHTEENTH`); then
+  two trios at once, `blind_en_18.json` (Shrewsbury), `blind_de_19.json` (Marburg),
+  `blind_nl_19.json` (Den Helder) and `blind_en_19.json` (Harrogate), `blind_de_20.json`
+  (Zwickau), `blind_nl_20.json` (Zaltbommel), while it learnt from `BLIND_SEVENTEENTH`,
+  `BLIND_EIGHTEENTH` and more households, before any rule ran on them (`BLIND_NINETEENTH`,
+  `BLIND_TWENTIETH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -789,6 +794,10 @@ BLIND_SIXTEENTH = ["blind_en_15", "blind_de_16", "blind_nl_16"]
 # BLIND_SIXTEENTH and more households, before any rule ran on them.
 BLIND_SEVENTEENTH = ["blind_en_16", "blind_de_17", "blind_nl_17"]
 BLIND_EIGHTEENTH = ["blind_en_17", "blind_de_18", "blind_nl_18"]
+# Written, two trios at once, while the query adapter learnt from BLIND_SEVENTEENTH,
+# BLIND_EIGHTEENTH and more households, before any rule ran on them.
+BLIND_NINETEENTH = ["blind_en_18", "blind_de_19", "blind_nl_19"]
+BLIND_TWENTIETH = ["blind_en_19", "blind_de_20", "blind_nl_20"]
 SETS = [
     "household",
     "heldout",
@@ -811,6 +820,8 @@ SETS = [
     *BLIND_SIXTEENTH,
     *BLIND_SEVENTEENTH,
     *BLIND_EIGHTEENTH,
+    *BLIND_NINETEENTH,
+    *BLIND_TWENTIETH,
 ]
 
 
