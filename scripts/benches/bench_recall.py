@@ -55,7 +55,8 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   before, side by side (`BLIND_NINTH`). The query adapter learnt from none of these two trios
   until `BLIND_SIXTEENTH` (`scripts/benches/_query_adapter.py`'s LEARNT_FROM: the sets before
   them, then also `BLIND_EIGHTH` to `BLIND_TWELFTH`, then `BLIND_THIRTEENTH` to
-  `BLIND_SIXTEENTH`, and households written for it in `adapter_data/`); then `blind_en_9.json`
+  `BLIND_SIXTEENTH`, then `BLIND_SEVENTEENTH` and `BLIND_EIGHTEENTH`, and households written for
+  it in `adapter_data/`); then `blind_en_9.json`
   (Norwich), `blind_de_10.json` (Regensburg), `blind_nl_10.json` (Nijmegen) while step 3's rule
   for corrections said without a word of change was tried on the others, first run on it and the
   rule before, side by side (`BLIND_TENTH`); then `blind_en_10.json` (Lancaster),
@@ -81,7 +82,11 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_nl_19.json` (Den Helder) and `blind_en_19.json` (Harrogate), `blind_de_20.json`
   (Zwickau), `blind_nl_20.json` (Zaltbommel), while it learnt from `BLIND_SEVENTEENTH`,
   `BLIND_EIGHTEENTH` and more households, before any rule ran on them (`BLIND_NINETEENTH`,
-  `BLIND_TWENTIETH`).
+  `BLIND_TWENTIETH`); then two trios at once, `blind_en_20.json` (Macclesfield),
+  `blind_de_21.json` (Paderborn), `blind_nl_21.json` (Middelharnis) and `blind_en_21.json`
+  (Inverurie), `blind_de_22.json` (Bad Tölz), `blind_nl_22.json` (Zevenaar), while it learnt
+  from more households again, before any rule ran on them (`BLIND_TWENTY_FIRST`,
+  `BLIND_TWENTY_SECOND`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
@@ -798,6 +803,10 @@ BLIND_EIGHTEENTH = ["blind_en_17", "blind_de_18", "blind_nl_18"]
 # BLIND_EIGHTEENTH and more households, before any rule ran on them.
 BLIND_NINETEENTH = ["blind_en_18", "blind_de_19", "blind_nl_19"]
 BLIND_TWENTIETH = ["blind_en_19", "blind_de_20", "blind_nl_20"]
+# Written, two trios at once, while the query adapter learnt from more households again, before
+# any rule ran on them.
+BLIND_TWENTY_FIRST = ["blind_en_20", "blind_de_21", "blind_nl_21"]
+BLIND_TWENTY_SECOND = ["blind_en_21", "blind_de_22", "blind_nl_22"]
 SETS = [
     "household",
     "heldout",
@@ -822,6 +831,8 @@ SETS = [
     *BLIND_EIGHTEENTH,
     *BLIND_NINETEENTH,
     *BLIND_TWENTIETH,
+    *BLIND_TWENTY_FIRST,
+    *BLIND_TWENTY_SECOND,
 ]
 
 
