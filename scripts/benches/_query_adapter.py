@@ -56,6 +56,9 @@ LEARNT_FROM = [
     # BLIND_THIRTEENTH to BLIND_SIXTEENTH, once the two trios after them could measure it.
     *(f"blind_en_{i}" for i in range(12, 16)),
     *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(13, 17)),
+    # BLIND_SEVENTEENTH and BLIND_EIGHTEENTH, once the two trios after them could measure it.
+    *(f"blind_en_{i}" for i in range(16, 18)),
+    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(17, 19)),
 ]
 TARGET = FOLDER / "multilingual-e5-small.npy"
 TEMPERATURE = 0.02
