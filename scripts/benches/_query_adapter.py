@@ -59,6 +59,9 @@ LEARNT_FROM = [
     # BLIND_SEVENTEENTH and BLIND_EIGHTEENTH, once the two trios after them could measure it.
     *(f"blind_en_{i}" for i in range(16, 18)),
     *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(17, 19)),
+    # BLIND_NINETEENTH and BLIND_TWENTIETH, once the two trios after them could measure it.
+    *(f"blind_en_{i}" for i in range(18, 20)),
+    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(19, 21)),
 ]
 TARGET = FOLDER / "multilingual-e5-small.npy"
 TEMPERATURE = 0.02
