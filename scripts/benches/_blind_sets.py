@@ -63,6 +63,10 @@ BLIND_TWENTIETH = ["blind_en_19", "blind_de_20", "blind_nl_20"]
 # any rule ran on them.
 BLIND_TWENTY_FIRST = ["blind_en_20", "blind_de_21", "blind_nl_21"]
 BLIND_TWENTY_SECOND = ["blind_en_21", "blind_de_22", "blind_nl_22"]
+# Written, two trios at once, while step 3's link for corrections said in other words was tried on
+# the sets above, before any rule ran on them.
+BLIND_TWENTY_THIRD = ["blind_en_22", "blind_de_23", "blind_nl_23"]
+BLIND_TWENTY_FOURTH = ["blind_en_23", "blind_de_24", "blind_nl_24"]
 SETS = [
     "household",
     "heldout",
@@ -89,4 +93,6 @@ SETS = [
     *BLIND_TWENTIETH,
     *BLIND_TWENTY_FIRST,
     *BLIND_TWENTY_SECOND,
+    *BLIND_TWENTY_THIRD,
+    *BLIND_TWENTY_FOURTH,
 ]

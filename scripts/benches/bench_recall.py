@@ -86,7 +86,11 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_de_21.json` (Paderborn), `blind_nl_21.json` (Middelharnis) and `blind_en_21.json`
   (Inverurie), `blind_de_22.json` (Bad Tölz), `blind_nl_22.json` (Zevenaar), while it learnt
   from more households again, before any rule ran on them (`BLIND_TWENTY_FIRST`,
-  `BLIND_TWENTY_SECOND`).
+  `BLIND_TWENTY_SECOND`); then two trios at once, `blind_en_22.json` (Kendal),
+  `blind_de_23.json` (Lüneburg), `blind_nl_23.json` (Kampen) and `blind_en_23.json` (Bury St
+  Edmunds), `blind_de_24.json` (Bad Saulgau), `blind_nl_24.json` (another household in
+  Deventer), while step 3's link for corrections said in other words was tried on the sets
+  before, before any rule ran on them (`BLIND_TWENTY_THIRD`, `BLIND_TWENTY_FOURTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
