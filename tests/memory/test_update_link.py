@@ -11,7 +11,9 @@ from custom_components.alto.memory.update_link import (
     LINKS,
     PLAIN,
     Link,
+    Move,
     Pair,
+    apart,
     link_for,
     odds,
     standing,
@@ -110,6 +112,7 @@ def test_multilingual_e5_small_links_through_its_learnt_map(model: str) -> None:
     assert link.matrix is not None
     assert link.matrix.shape == (384, 384)
     assert list(link.weights) == list(update_link.WEIGHTS)
+    assert list(link.moving) == list(update_link.MOVING)
 
 
 @pytest.mark.parametrize(
@@ -159,3 +162,60 @@ def test_a_learnt_link_decides_by_its_own_odds() -> None:
     wary = Link(update_link.WEIGHTS, update_link.BIAS - 10.0)
     assert eager.updates(pair)
     assert not wary.updates(pair)
+
+
+LINKED = (PLAIN, LINKS["multilingual-e5-small"])
+ALIKE = Pair(standing=3.0, mutual=True, shared=0.0, change=False, values=True)
+SAYS_SO = Pair(standing=3.0, mutual=True, shared=0.0, change=True, values=True)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "spread", "expected"),
+    [(900, 600, 150.0, 2.0), (600, 900, 150.0, -2.0), (700, 700, 80.0, 0.0), (900, 600, 0.0, 0.0)],
+)
+def test_apart_is_the_gap_in_the_questions_own_spread(
+    older: int, newer: int, spread: float, expected: float
+) -> None:
+    """How far the question puts the older above the newer, in its spread; 0 with none."""
+    assert apart(older, newer, spread) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("link", LINKED, ids=["plain", "e5"])
+@pytest.mark.parametrize("pair", [ALIKE, SAYS_SO, BARE], ids=["alike", "says-so", "bare"])
+@pytest.mark.parametrize("adjacent", [True, False])
+def test_the_further_apart_the_question_puts_them_the_less_the_newer_moves(
+    link: Link, pair: Pair, adjacent: bool
+) -> None:
+    """Once a question tells the two apart far enough, the newer stays, and stays further on.
+
+    A question that ranks the older memory well above the newer is asking after the older.
+    """
+    found = [link.moves(Move(pair, gap / 4, adjacent)) for gap in range(-8, 41)]
+    assert found == sorted(found, reverse=True)
+    assert not found[-1]  # ten spreads apart
+
+
+@pytest.mark.parametrize("link", LINKED, ids=["plain", "e5"])
+def test_a_question_that_cannot_tell_them_apart_moves_what_looks_like_one_thing_said_twice(
+    link: Link,
+) -> None:
+    """A value in each, each the other's nearest, next to each other, the question alike on both.
+
+    A correction said as a plain fact goes first; a pair with none of the signs does not.
+    """
+    assert link.moves(Move(ALIKE, 0.0, adjacent=True))
+    assert link.moves(Move(SAYS_SO, 0.0, adjacent=False))
+    assert not link.moves(Move(BARE, 0.0, adjacent=False))
+
+
+@pytest.mark.parametrize("link", LINKED, ids=["plain", "e5"])
+def test_a_likelier_update_moves_at_least_as_readily(link: Link) -> None:
+    """The moving weights read the update link's odds the right way round."""
+    for gap in (0.0, 0.5, 1.0, 2.0):
+        for adjacent in (True, False):
+            if link.moves(Move(BARE, gap, adjacent)):
+                assert link.moves(Move(SAYS_SO, gap, adjacent))
+    assert (
+        link.move_features(Move(SAYS_SO, 0.0, False))["link"]
+        > link.move_features(Move(BARE, 0.0, False))["link"]
+    )

@@ -19,22 +19,26 @@ all on integers and ids, so the same store and utterance always give the same bl
    beside its quote, as the row's embedding does (`pipeline.said_by`): people speak of
    themselves as "I" and are asked about by name.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
-   before that row. B updates A when A is the older row most like B (cosine, among all competing
-   rows said before B, B's vector through the model's learnt link map: `update_link.Link`),
-   words could link them (a value in both: a number, a day, a time; a word
-   of change in B: "now", "moved", "jetzt"; or a content word both hold, values aside), and
-   either the update link weighs them as one (`update_link`: how far A stands out among B's
-   scores against the pool, whether B is also the newer row most like A, how rare their shared
-   words are, B's word of change, a value in both; odds learnt from written households), or,
-   both holding a value and each the other's nearest, the fused score ranks B just after A:
-   the question does not tell them apart, and a correction is often said as a plain fact
-   ("Collection is Thursday mornings." after "The recycling goes out on Monday evenings.").
-   Both stay, labelled with when each was said, and the block's heading tells the model the
-   newer holds: nothing read from words and vectors tells a correction from a second fact of
-   one kind for sure ("My birthday is the 3rd" after "Grandma's birthday is the 14th"). In mode
-   2 a correction has already retired what it replaced; this is the rule for sources, which no
-   model has read. A standing in the newer row's own spread, being the nearest and being ranked
-   next keep the rule free of any one embedding model's scale.
+   before that row. B may update A when A is the older row most like B (cosine, among all
+   competing rows said before B, B's vector through the model's learnt link map:
+   `update_link.Link`) and words could link them (a value in both: a number, a day, a time; a
+   word of change in B: "now", "moved", "jetzt"; or a content word both hold, values aside).
+   Whether B moves is weighed from two things (`update_link.Link.moves`, learnt from written
+   households and their questions): how much the pair looks like one thing said twice (the
+   update link's odds: how far A stands out among B's scores against the pool, whether B is
+   also the newer row most like A, how rare their shared words are, B's word of change, a
+   value in both), and how well the question tells them apart (how far its cosine puts A
+   above B in the spread of its scores over the pool, whether it ranks them next to each
+   other). A correction is often said as a plain fact ("Collection is Thursday mornings." after
+   "The recycling goes out on Monday evenings."), and a question that cannot tell it from what
+   it replaces is asking after both; one that ranks A well above B is asking after A, and B,
+   a second fact of one kind ("My birthday is the 3rd" after "Grandma's birthday is the
+   14th"), stays below it. Both stay, labelled with when each was said, and the block's heading
+   tells the model the newer holds: nothing read from words and vectors tells a correction from
+   a second fact of one kind for sure. In mode 2 a correction has already retired what it
+   replaced; this is the rule for sources, which no model has read. Standings in their own
+   spreads, being the nearest and being ranked next keep the rule free of any one embedding
+   model's scale.
 4. The first MAX_REFERENCES rows that fit MAX_REFERENCE_BYTES rendered, one per text: a text
    said again (case and spacing aside) is shown once, as its best-ranked row.
 
@@ -379,15 +383,17 @@ def newer_first(
     likeness: Likeness,
     memo: Memo | None = None,
     *,
+    cosine: np.ndarray,
     link: update_link.Link = update_link.PLAIN,
     linking: Likeness | None = None,
 ) -> list[Row]:
     """Step 3: the first CONSIDERED ranked positions' rows.
 
     Each of the first UPDATING that updates a row ranked above it moves just before that row
-    (both stay: the model reads when each was said). `link` is the embedding model's
-    (`update_link.link_for`), `linking` the scores of newer rows through its map against rows
-    (None: `likeness`, for a link without a map).
+    (both stay: the model reads when each was said). `cosine` holds the question's integer
+    scores by position, `link` is the embedding model's (`update_link.link_for`), `linking` the
+    scores of newer rows through its map against rows (None: `likeness`, for a link without a
+    map).
     """
     if memo is None or memo.generation != view.generation:
         memo = Memo(view.generation)
@@ -396,6 +402,7 @@ def newer_first(
     in_pool = np.zeros(view.n, dtype=bool)
     in_pool[pool] = True
     weight = _pool_weights(view, in_pool, len(pool))
+    spread = float(np.std(cosine[pool])) if len(pool) else 0.0
 
     ranked_at = {position: place for place, position in enumerate(order)}
 
@@ -414,20 +421,23 @@ def newer_first(
         both, change, common = words(newer, older)
         if not (both or change or common):
             return False
-        mutual = _nearest_newer(view, older, newer, in_pool, likeness, memo=memo)
-        if both and mutual and ranked_at[older] == ranked_at[newer] - 1:
-            return True  # the question cannot tell them apart, and they are each other's nearest
         nearest = memo.found[newer]
         pair = update_link.Pair(
             standing=update_link.standing(
                 nearest.score, nearest.count, nearest.total, nearest.squares
             ),
-            mutual=mutual,
+            mutual=_nearest_newer(view, older, newer, in_pool, likeness, memo=memo),
             shared=sum(map(weight, common)) / (1 << IDF_BITS),
             change=change,
             values=both,
         )
-        return link.updates(pair)
+        return link.moves(
+            update_link.Move(
+                pair,
+                apart=update_link.apart(int(cosine[older]), int(cosine[newer]), spread),
+                adjacent=ranked_at[older] == ranked_at[newer] - 1,
+            )
+        )
 
     # A row moves only before an older row of these that words could link it to: the nearest
     # older row (a product with every row) is needed only for the rows that have one.
@@ -492,8 +502,11 @@ def turn_block(
     (`newer_first`), `memo` what earlier turns of the same viewer found (`Memo`).
     """
     pool = np.flatnonzero(visible[: view.n] & view.competes)
-    ranked = _fused(view, pool, np.asarray(cosine, dtype=np.int64), query, names)
-    ordered = newer_first(view, ranked, pool, likeness, memo, link=link, linking=linking)
+    scores = np.asarray(cosine, dtype=np.int64)
+    ranked = _fused(view, pool, scores, query, names)
+    ordered = newer_first(
+        view, ranked, pool, likeness, memo, cosine=scores, link=link, linking=linking
+    )
     return fit(ordered, render, max_refs, max_bytes)
 
 

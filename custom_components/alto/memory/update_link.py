@@ -16,8 +16,16 @@ households written for it (`scripts/benches/_update_link.py`):
 - `change`: B holds a word of change ("now", "moved", "nicht mehr", "verzet");
 - `values`: both hold a value (a digit, a day, a time, a month).
 
-B updates A when the logistic odds reach ODDS (a probability of 0.3): a logistic regression,
-each weight per unit of its feature.
+These odds say how much the pair looks like one thing said twice. Whether step 3 moves B before
+A, which a question ranks above it, is weighed from them and from the question (`Move`,
+`Link.moves`): the odds' log, how far the question's cosine puts A above B in the spread of its
+scores over the pool (`apart`), whether it ranks them next to each other, and whether both hold
+a value and each is the other's nearest. A question that scores the two alike asks after both,
+and the newer goes first; one that scores A well above B asks after A, and a second fact of one
+kind ("My birthday is the 3rd of December" below "Grandma's birthday is the 14th of November")
+stays below it. Learnt from the same households' questions (MOVING), each half ranked and linked
+by what was learnt on the other half. B moves when those odds reach ODDS (a probability of 0.3):
+each a logistic regression, each weight per unit of its feature.
 
 Which older memory is "most like" B, and how far it stands out, is read through a map learnt for
 the embedding model where one was (`Link`, `link_for`): B's vector is mapped by a matrix before it
@@ -33,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +62,14 @@ WEIGHTS = {
     "values": 1.8430,
 }
 BIAS = -7.9189
+# Learnt the same way, from the households' questions (the moves of `Link.moves`).
+MOVING = {
+    "link": 0.5498,
+    "apart": -0.8459,
+    "adjacent": 0.3941,
+    "alike": -0.5475,
+}
+MOVING_BIAS = 1.6581
 ODDS = 0.3
 
 
@@ -91,10 +107,37 @@ def standing(score: int, count: int, total: int, squares: int) -> float:
     return (count * score - total) / math.sqrt(spread)
 
 
+def logit(pair: Pair, weights: Mapping[str, float] = WEIGHTS, bias: float = BIAS) -> float:
+    """The log-odds that the newer memory of `pair` updates the older one."""
+    return bias + sum(weights[name] * value for name, value in pair.features().items())
+
+
 def odds(pair: Pair, weights: Mapping[str, float] = WEIGHTS, bias: float = BIAS) -> float:
     """The probability that the newer memory of `pair` updates the older one."""
-    logit = bias + sum(weights[name] * value for name, value in pair.features().items())
-    return 1.0 / (1.0 + math.exp(-logit))
+    return _probability(logit(pair, weights, bias))
+
+
+def _probability(log_odds: float) -> float:
+    return 1.0 / (1.0 + math.exp(-log_odds))
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """What step 3 reads of moving a newer memory before the older one a question ranks above it.
+
+    The pair's signs (`Pair`, the older memory the one most like the newer), how far the
+    question's cosine puts the older above the newer in the spread of its scores over the pool
+    (`apart`), and whether the question ranked them next to each other.
+    """
+
+    pair: Pair
+    apart: float
+    adjacent: bool
+
+
+def apart(older: int, newer: int, spread: float) -> float:
+    """How far a question's score `older` stands above `newer`, in `spread` (0 if none)."""
+    return (older - newer) / spread if spread > 0 else 0.0
 
 
 @dataclass(frozen=True, eq=False)  # one per model, compared and hashed as itself
@@ -102,12 +145,14 @@ class Link:
     """How step 3 links the memories of one embedding model: a map, and the odds learnt with it.
 
     `matrix` (d × d) maps a newer memory's vector before it is compared with older ones; None
-    compares them as the model gives them.
+    compares them as the model gives them. `moving` and `moving_bias` weigh a move (`moves`).
     """
 
     weights: Mapping[str, float]
     bias: float
     matrix: npt.NDArray[np.float64] | None = None
+    moving: Mapping[str, float] = field(default_factory=lambda: MOVING)
+    moving_bias: float = MOVING_BIAS
 
     def mapped(self, codes: np.ndarray) -> np.ndarray:
         """Newer rows' int8 codes ([c, d]) as they are compared with older rows' codes.
@@ -123,15 +168,38 @@ class Link:
         """Whether the newer memory of `pair` updates the older one (its odds reach ODDS)."""
         return odds(pair, self.weights, self.bias) >= ODDS
 
+    def move_features(self, move: Move) -> dict[str, float]:
+        """Each sign of `move` as the moving weights read it (the pair through this link's odds)."""
+        return {
+            "link": logit(move.pair, self.weights, self.bias),
+            "apart": move.apart,
+            "adjacent": float(move.adjacent),
+            "alike": float(move.pair.values and move.pair.mutual),
+        }
+
+    def moves(self, move: Move) -> bool:
+        """Whether step 3 moves the newer memory of `move` before the older (odds reach ODDS)."""
+        features = self.move_features(move)
+        found = self.moving_bias + sum(self.moving[name] * features[name] for name in features)
+        return _probability(found) >= ODDS
+
 
 PLAIN = Link(WEIGHTS, BIAS)
 
 
 def _load(file: str) -> Link:
-    """A learnt link: its matrix, and its odds' weights in the order of WEIGHTS and bias."""
+    """A learnt link: its matrix, its odds' weights and bias, its moving weights and bias.
+
+    Weights in the order of WEIGHTS and MOVING.
+    """
     with np.load(FOLDER / file) as learnt:
-        weights = dict(zip(WEIGHTS, map(float, learnt["weights"]), strict=True))
-        return Link(weights, float(learnt["bias"]), learnt["matrix"].astype(np.float64))
+        return Link(
+            dict(zip(WEIGHTS, map(float, learnt["weights"]), strict=True)),
+            float(learnt["bias"]),
+            learnt["matrix"].astype(np.float64),
+            dict(zip(MOVING, map(float, learnt["moving"]), strict=True)),
+            float(learnt["moving_bias"]),
+        )
 
 
 # A fragment of the model's bare name → its link, read once when the module is imported (Home
