@@ -294,7 +294,7 @@ def newer_first(
     view = Corpus.of(pool)
     positions = [pool.index(r) for r in ranked]
     if asked is None:
-        asked = {r.id: 900 if r in ranked else 500 for r in pool}
+        asked = asking(dict.fromkeys((r.id for r in ranked), 900), pool)
     cosine = np.array([asked[r.id] for r in pool], dtype=np.int64)
     return recall.newer_first(
         view, positions, np.arange(len(pool)), _likeness(pool, similar), cosine=cosine

@@ -402,7 +402,6 @@ def newer_first(
     in_pool = np.zeros(view.n, dtype=bool)
     in_pool[pool] = True
     weight = _pool_weights(view, in_pool, len(pool))
-    spread = float(np.std(cosine[pool])) if len(pool) else 0.0
 
     ranked_at = {position: place for place, position in enumerate(order)}
 
@@ -417,7 +416,7 @@ def newer_first(
     def worded(newer: int, older: int) -> bool:  # words that could link them (see `may_move`)
         return any(words(newer, older))
 
-    def updates(newer: int, older: int) -> bool:
+    def moves(newer: int, older: int) -> bool:
         both, change, common = words(newer, older)
         if not (both or change or common):
             return False
@@ -448,13 +447,15 @@ def newer_first(
         if any(when[other] < when[candidate] and worded(candidate, other) for other in order)
     ]
     previous = nearest_older(view, may_move, in_pool, linking or likeness, memo)
+    # The spread of the question's scores over the pool, read only where a move is weighed.
+    spread = float(np.std(cosine[pool])) if previous else 0.0
     for newer in order[:UPDATING]:
         place = order.index(newer)
         older = next(
             (
                 i
                 for i, position in enumerate(order[:place])
-                if previous.get(newer) == position and updates(newer, position)
+                if previous.get(newer) == position and moves(newer, position)
             ),
             None,
         )
