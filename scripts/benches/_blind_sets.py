@@ -67,6 +67,10 @@ BLIND_TWENTY_SECOND = ["blind_en_21", "blind_de_22", "blind_nl_22"]
 # the sets above, before any rule ran on them.
 BLIND_TWENTY_THIRD = ["blind_en_22", "blind_de_23", "blind_nl_23"]
 BLIND_TWENTY_FOURTH = ["blind_en_23", "blind_de_24", "blind_nl_24"]
+# Written, two trios at once, while the age part of step 2 was tried on the sets above, before any
+# rule ran on them.
+BLIND_TWENTY_FIFTH = ["blind_en_24", "blind_de_25", "blind_nl_25"]
+BLIND_TWENTY_SIXTH = ["blind_en_25", "blind_de_26", "blind_nl_26"]
 SETS = [
     "household",
     "heldout",
@@ -95,4 +99,6 @@ SETS = [
     *BLIND_TWENTY_SECOND,
     *BLIND_TWENTY_THIRD,
     *BLIND_TWENTY_FOURTH,
+    *BLIND_TWENTY_FIFTH,
+    *BLIND_TWENTY_SIXTH,
 ]

@@ -90,7 +90,11 @@ one utterance that answers it (and, for a corrected fact, the one it replaced):
   `blind_de_23.json` (Lüneburg), `blind_nl_23.json` (Kampen) and `blind_en_23.json` (Bury St
   Edmunds), `blind_de_24.json` (Bad Saulgau), `blind_nl_24.json` (another household in
   Deventer), while step 3's link for corrections said in other words was tried on the sets
-  before, before any rule ran on them (`BLIND_TWENTY_THIRD`, `BLIND_TWENTY_FOURTH`).
+  before, before any rule ran on them (`BLIND_TWENTY_THIRD`, `BLIND_TWENTY_FOURTH`); then two
+  trios at once, `blind_en_24.json` (Aberystwyth), `blind_de_25.json` (Goslar),
+  `blind_nl_25.json` (Harlingen) and `blind_en_25.json` (Dorchester), `blind_de_26.json`
+  (Cottbus), `blind_nl_26.json` (Tiel), while the age part of step 2 was tried on the sets
+  before, before any rule ran on them (`BLIND_TWENTY_FIFTH`, `BLIND_TWENTY_SIXTH`).
 - `families.json`: each set's family as its household would tell it in the options' Family step
   (each person's mother, father and partner among the set's people, and sex, where the set makes
   them clear), written by someone who read the set; for `BLIND_EIGHTH` and the
