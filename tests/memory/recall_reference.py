@@ -29,6 +29,8 @@ from custom_components.alto.memory.lexical import (
     terms,
 )
 from custom_components.alto.memory.recall import (
+    AGE_STEPS,
+    AGE_WEIGHT,
     CONSIDERED,
     COSINE_WEIGHT,
     LEXICAL_WEIGHT,
@@ -161,16 +163,26 @@ def _fused(
     """Step 2 over competing rows: the first CONSIDERED by fused score, as exact fractions.
 
     COSINE_WEIGHT times the cosine scaled from the pool's lowest to its highest, plus
-    LEXICAL_WEIGHT times BM25 over the pool's highest (a span of 0 read as 1); ties to the newer.
+    LEXICAL_WEIGHT times BM25 over the pool's highest (a span of 0 read as 1), plus AGE_WEIGHT
+    times when it was said between the pool's first and last known time, in whole AGE_STEPS
+    (an unknown time, 0, as the first); ties to the newer.
     """
     if not pool:
         return []
     lexical = bm25(query, [lexical_document(row, names) for row in pool])
     low, span = min(cosine), max(max(cosine) - min(cosine), 1)
     top = max(*lexical, 1)
+    known = [row.said_at for row in pool if row.said_at > 0]
+    first, last = (min(known), max(known)) if known else (0, 0)
+    ages = [
+        (row.said_at - first) * AGE_STEPS // max(last - first, 1) if row.said_at > 0 else 0
+        for row in pool
+    ]
     fused = [
-        COSINE_WEIGHT * Fraction(c - low, span) + LEXICAL_WEIGHT * Fraction(b, top)
-        for c, b in zip(cosine, lexical, strict=True)
+        COSINE_WEIGHT * Fraction(c - low, span)
+        + LEXICAL_WEIGHT * Fraction(b, top)
+        + AGE_WEIGHT * Fraction(age, AGE_STEPS)
+        for c, b, age in zip(cosine, lexical, ages, strict=True)
     ]
     best = sorted(range(len(pool)), key=lambda i: (-fused[i], -pool[i].said_at, -pool[i].id))
     return [pool[i] for i in best[:CONSIDERED]]

@@ -206,22 +206,65 @@ def test_the_fused_score_weighs_cosine_thirty_two_to_lexical_one() -> None:
     """The whole lexical span weighs a thirty-second of the whole cosine span.
 
     Only the boiler row holds the asked word (b' = 1 against 0); the tea row has the highest
-    cosine (c' = 1). The boiler row comes first once 32 c' + 1 > 32, that is c' > 31/32.
+    cosine (c' = 1). The boiler row comes first once 32 c' + 1 > 32, that is c' > 31/32. All
+    three were said on one day, so no age part tells them apart.
     """
     rows = [
         row(1, "The boiler is in the cellar.", day=1),
-        row(2, "Mum likes tea.", day=2),
-        row(3, "Ana is coming at seven.", day=0),
+        row(2, "Mum likes tea.", day=1),
+        row(3, "Ana is coming at seven.", day=1),
     ]
     for cosine, first in ((388, 1), (387, 2)):  # 31/32 of 400 is 387.5
         assert rank(rows, [cosine, 400, 0], "Where is the boiler?")[0].id == first, cosine
+
+
+@pytest.mark.parametrize("scale", [1, 30, 3000])
+def test_the_age_part_weighs_as_much_as_the_lexical_part(scale: int) -> None:
+    """The whole age span weighs a thirty-second of the whole cosine span, in the pool's span.
+
+    The older row has the highest cosine (c' = 1, a' = 0), the newer row was said last (a' = 1)
+    and no row holds an asked word. The newer comes first once 32 c' + 1 > 32, that is c' >
+    31/32, whether the pool spans two days or sixteen years.
+    """
+    rows = [
+        row(1, "The bins go out on Monday.", day=0),
+        row(2, "Collection is Thursday mornings.", day=2 * scale),
+        row(3, "Ana is coming at seven.", day=scale),
+    ]
+    for cosine, first in ((388, 2), (387, 1)):  # 31/32 of 400 is 387.5
+        assert rank(rows, [400, cosine, 0], "What weekday for the refuse lorry?")[0].id == first
+
+
+def test_a_memory_said_at_an_unknown_time_reads_as_the_oldest() -> None:
+    """A row whose time was not recorded (said_at 0) gets no age part; the known times span."""
+    rows = [
+        row(1, "The bins go out on Monday.", day=-1),
+        row(2, "Collection is Thursday mornings.", day=5),
+        row(3, "Ana is coming at seven.", day=4),
+    ]
+    assert rank(rows, [400, 388, 0], "What weekday for the refuse lorry?")[0].id == 2
+    rows[0] = row(1, "The bins go out on Monday.", day=5)  # said as late: no age part between
+    assert rank(rows, [400, 388, 0], "What weekday for the refuse lorry?")[0].id == 1
+
+
+def test_the_age_part_never_outweighs_a_clear_cosine_lead() -> None:
+    """Age alone never lifts a row past one the question scores a thirty-second higher.
+
+    However much newer each of 38 rows is, each scores more than a thirty-second of the span
+    below the oldest.
+    """
+    rows = [row(1, "The bins go out on Monday.", day=0)]
+    rows += [row(i, f"Filler number {i} about the garden.", day=i * 100) for i in range(2, 40)]
+    cosine = [400] + [386] * 38  # 386 < 387.5: below by more than 1/32 of the span 0..400
+    cosine[-1] = 0
+    assert rank(rows, cosine, "What weekday for the refuse lorry?")[0].id == 1
 
 
 def test_the_lexical_score_reads_who_said_it() -> None:
     """The lexical score reads who said it."""
     leo = "b" * 32
     fish = row(1, "My goldfish is called Captain.", day=1, actor=leo)
-    dog = row(2, "The dog is called Rolo.", day=2)
+    dog = row(2, "The dog is called Rolo.", day=1)
     assert lexical_document(fish, {leo: "Leo"}).terms == {
         "goldfish": 1,
         "call": 1,

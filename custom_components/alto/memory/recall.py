@@ -9,15 +9,18 @@ all on integers and ids, so the same store and utterance always give the same bl
    and inferred memories always compete. The store leaves out the source row of a turn one of
    whose statements a correction replaced (`MemoryState.retired`): its text still says what
    was replaced, and its other statements compete through their own rows.
-2. Two scores of each competitor: its cosine score, and its lexical score (Okapi BM25 in
-   integers, `lexical.term_scores`, over the competitors as the corpus). Each is scaled to the
-   pool (cosine from the pool's lowest to its highest, BM25 from 0 to the pool's highest) and
-   they are added, COSINE_WEIGHT to LEXICAL_WEIGHT, a convex combination compared exactly as
-   integers; ties go to the newer row. Scores, not ranks, are fused: a rare asked word ("coat")
-   that one row holds lifts it by how far it stands out, where a rank fusion would give it
-   only the place a row holding a common name also gets. The lexical score reads who said a row
-   beside its quote, as the row's embedding does (`pipeline.said_by`): people speak of
-   themselves as "I" and are asked about by name.
+2. Three parts of each competitor's score: its cosine score, its lexical score (Okapi BM25 in
+   integers, `lexical.term_scores`, over the competitors as the corpus), and its age (when it
+   was said). Each is scaled to the pool (cosine from the pool's lowest to its highest, BM25
+   from 0 to the pool's highest, the age from the pool's first said time to its last, in
+   AGE_STEPS) and they are added, COSINE_WEIGHT to LEXICAL_WEIGHT to AGE_WEIGHT, a convex
+   combination compared exactly as integers; ties go to the newer row. Scores, not ranks, are
+   fused: a rare asked word ("coat") that one row holds lifts it by how far it stands out,
+   where a rank fusion would give it only the place a row holding a common name also gets. The
+   lexical score reads who said a row beside its quote, as the row's embedding does
+   (`pipeline.said_by`): people speak of themselves as "I" and are asked about by name. The
+   age part decides between rows the question scores almost alike: of two such, the newer is
+   the likelier answer, for what a household says again it says because it changed.
 3. Newer wins: a row among the first UPDATING that updates a row ranked above it moves just
    before that row. B may update A when A is the older row most like B (cosine, among all
    competing rows said before B, B's vector through the model's learnt link map:
@@ -77,6 +80,12 @@ from .references import MAX_REFERENCE_BYTES, MAX_REFERENCES
 # paraphrased questions lack. How the ratio was measured: docs/memory.md, "The weight".
 COSINE_WEIGHT = 32
 LEXICAL_WEIGHT = 1
+# The age part: as much as the lexical part, a thirty-fourth of the score, so it only decides
+# between rows the question scores almost alike (docs/memory.md, "A memory's age"). It is read
+# in AGE_STEPS steps between the pool's first and last said time, which keeps the integers
+# small whatever the store's span.
+AGE_WEIGHT = 1
+AGE_STEPS = 1024
 CONSIDERED = 48
 UPDATING = 16  # the best-ranked rows that may move before an older row they update
 # Words that say a statement changes an earlier one ("the bus comes at 7:30 now", "jetzt",
@@ -274,9 +283,10 @@ def _fused(
 ) -> list[int]:
     """Step 2: the first CONSIDERED of the competing positions `pool` by fused score.
 
-    `cosine` holds their scores by position. With c' = (c - lowest) / (highest - lowest) and
-    b' = b / highest (a span of 0 read as 1), the fused score is COSINE_WEIGHT c' +
-    LEXICAL_WEIGHT b'; times the product of the two spans it is the integer compared here.
+    `cosine` holds their scores by position. With c' = (c - lowest) / (highest - lowest),
+    b' = b / highest (a span of 0 read as 1) and a' = `ages` / AGE_STEPS, the fused score is
+    COSINE_WEIGHT c' + LEXICAL_WEIGHT b' + AGE_WEIGHT a'; times the product of the two spans and
+    AGE_STEPS it is the integer compared here.
     """
     if not len(pool):
         return []
@@ -288,10 +298,28 @@ def _fused(
     lexical[found] = found_scores
     words = lexical[pool]
     top = max(int(words.max()), 1)
-    if (COSINE_WEIGHT + LEXICAL_WEIGHT) * span * top >= INT64_SAFE:  # could overflow
-        close, words = close.astype(object), words.astype(object)
-    fused = COSINE_WEIGHT * (close - low) * top + LEXICAL_WEIGHT * words * span
+    age = ages(view.said[pool])
+    if (COSINE_WEIGHT + LEXICAL_WEIGHT + AGE_WEIGHT) * span * top * AGE_STEPS >= INT64_SAFE:
+        close, words, age = close.astype(object), words.astype(object), age.astype(object)
+    fused = (
+        COSINE_WEIGHT * (close - low) * top * AGE_STEPS
+        + LEXICAL_WEIGHT * words * span * AGE_STEPS
+        + AGE_WEIGHT * age * span * top
+    )
     return _best(pool, np.asarray(fused), view, CONSIDERED)
+
+
+def ages(said: np.ndarray) -> np.ndarray:
+    """Each of the `said` times' place between the first and the last known, 0 to AGE_STEPS.
+
+    Rounded down; a time not known (0, rows written before it was recorded) reads as the first.
+    """
+    known = said > 0
+    if not known.any():
+        return np.zeros(len(said), dtype=np.int64)
+    first = int(said[known].min())
+    length = max(int(said[known].max()) - first, 1)
+    return np.where(known, (said - first) * AGE_STEPS // length, 0).astype(np.int64)
 
 
 def nearest_older(
